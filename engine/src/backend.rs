@@ -1,0 +1,124 @@
+//! Choosing the compute device. Every backend runs the same model code; only the [`Device`]
+//! value differs. Which backends exist depends on the crate's features: `flex` (CPU, also in
+//! wasm32), `wgpu` (Vulkan/Metal/DX12 natively, WebGPU in the browser), `vulkan` (wgpu pinned
+//! to Vulkan with SPIR-V kernels) and `cuda`.
+
+use std::str::FromStr;
+
+use burn::tensor::Device;
+
+use crate::error::{EngineError, Result};
+
+/// A backend the user can ask for by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// burn-flex on the CPU.
+    Cpu,
+    /// burn-wgpu on whatever graphics API the machine offers (WebGPU in a browser).
+    Wgpu,
+    /// burn-wgpu pinned to Vulkan.
+    Vulkan,
+    /// CUDA on an NVIDIA GPU.
+    Cuda,
+}
+
+impl FromStr for BackendKind {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "cpu" | "flex" => Ok(BackendKind::Cpu),
+            "wgpu" | "gpu" | "webgpu" => Ok(BackendKind::Wgpu),
+            "vulkan" => Ok(BackendKind::Vulkan),
+            "cuda" => Ok(BackendKind::Cuda),
+            other => Err(EngineError::Invalid(format!(
+                "unknown device '{other}': use cpu, wgpu, vulkan or cuda"
+            ))),
+        }
+    }
+}
+
+impl BackendKind {
+    /// The name used on the command line and in the UI.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Wgpu => "wgpu",
+            BackendKind::Vulkan => "vulkan",
+            BackendKind::Cuda => "cuda",
+        }
+    }
+
+    /// Backends compiled into this build.
+    pub fn available() -> Vec<BackendKind> {
+        let mut v = Vec::new();
+        if cfg!(feature = "flex") {
+            v.push(BackendKind::Cpu);
+        }
+        if cfg!(feature = "wgpu") {
+            v.push(BackendKind::Wgpu);
+        }
+        if cfg!(feature = "vulkan") {
+            v.push(BackendKind::Vulkan);
+        }
+        if cfg!(feature = "cuda") {
+            v.push(BackendKind::Cuda);
+        }
+        v
+    }
+
+    /// Creates the device natively. GPU backends are initialised eagerly so that a missing
+    /// driver is reported here rather than at the first tensor.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn device(self) -> Result<Device> {
+        let missing = |feature: &str| EngineError::Backend {
+            backend: self.name().into(),
+            problem: format!("not compiled in; rebuild with the engine feature '{feature}'"),
+        };
+        match self {
+            #[cfg(feature = "flex")]
+            BackendKind::Cpu => Ok(Device::flex()),
+            #[cfg(feature = "wgpu")]
+            BackendKind::Wgpu => Device::wgpu_options().init().map_err(|e| self.init_error(e)),
+            #[cfg(feature = "vulkan")]
+            BackendKind::Vulkan => Device::wgpu_options()
+                .graphics_api(burn::tensor::wgpu::WgpuBackend::Vulkan)
+                .init()
+                .map_err(|e| self.init_error(e)),
+            #[cfg(feature = "cuda")]
+            BackendKind::Cuda => Ok(Device::cuda(0)),
+            #[allow(unreachable_patterns)]
+            _ => Err(missing(match self {
+                BackendKind::Cpu => "flex",
+                BackendKind::Wgpu => "wgpu",
+                BackendKind::Vulkan => "vulkan",
+                BackendKind::Cuda => "cuda",
+            })),
+        }
+    }
+
+    /// Creates the device in a browser (or anywhere async): WebGPU must be initialised
+    /// asynchronously before any tensor exists.
+    pub async fn device_async(self) -> Result<Device> {
+        match self {
+            #[cfg(feature = "flex")]
+            BackendKind::Cpu => Ok(Device::flex()),
+            #[cfg(feature = "wgpu")]
+            BackendKind::Wgpu => Device::wgpu_options()
+                .init_async()
+                .await
+                .map_err(|e| self.init_error(e)),
+            _ => Err(EngineError::Backend {
+                backend: self.name().into(),
+                problem: "not available in this build".into(),
+            }),
+        }
+    }
+
+    #[allow(dead_code)]
+    fn init_error(self, e: impl std::fmt::Display) -> EngineError {
+        EngineError::Backend {
+            backend: self.name().into(),
+            problem: format!("initialisation failed: {e}"),
+        }
+    }
+}

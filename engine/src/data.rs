@@ -1,0 +1,340 @@
+//! Readers for the shared data formats (formats.md §1): corpus and query JSONL, qrels in BEIR
+//! TSV or TREC form, candidate lists, and whole evaluation-set folders. Every malformed line is
+//! reported as `file:line: problem`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use crate::error::{EngineError, Result};
+
+/// One passage of a corpus.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Passage {
+    /// Document id.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// Optional title.
+    #[serde(default)]
+    pub title: String,
+    /// Passage text.
+    pub text: String,
+}
+
+impl Passage {
+    /// The text given to the encoder: `title + " " + text` when there is a title (BEIR's
+    /// convention), else the text.
+    pub fn encoder_text(&self) -> String {
+        if self.title.trim().is_empty() {
+            self.text.clone()
+        } else {
+            format!("{} {}", self.title, self.text)
+        }
+    }
+}
+
+/// One query of an evaluation set, with its instructions.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Query {
+    /// Query id.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// The core query.
+    pub text: String,
+    /// Original instruction ("" = the query alone).
+    #[serde(default)]
+    pub instruction_og: String,
+    /// Altered or added constraint.
+    #[serde(default)]
+    pub instruction_changed: Option<String>,
+    /// Polarity-reversed constraint.
+    #[serde(default)]
+    pub instruction_reversed: Option<String>,
+}
+
+/// A text to embed, as read by `trainer embed`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TextRecord {
+    /// Record id.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// The text.
+    pub text: String,
+}
+
+/// Relevance judgments: query id -> doc id -> level (0 = judged non-relevant).
+pub type Qrels = BTreeMap<String, BTreeMap<String, i32>>;
+
+/// Parses JSON lines from `text`; blank lines are skipped; `path` names the file in errors.
+pub fn parse_jsonl<T: DeserializeOwned>(text: &str, path: &Path) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_start_matches('\u{feff}');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record = serde_json::from_str(line)
+            .map_err(|e| EngineError::data(path, i + 1, json_problem(&e)))?;
+        out.push(record);
+    }
+    Ok(out)
+}
+
+fn json_problem(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    // serde appends " at line 1 column N"; the line is ours, keep the column.
+    match msg.rfind(" at line ") {
+        Some(pos) => {
+            let col = msg[pos..].rsplit(' ').next().unwrap_or("");
+            format!("{} (column {col})", &msg[..pos])
+        }
+        None => msg,
+    }
+}
+
+/// Reads a JSONL file of records of type `T`.
+pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    parse_jsonl(&read_text(path)?, path)
+}
+
+/// Reads a whole file as UTF-8.
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| EngineError::io(path, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;
+        EngineError::data(path, line, "invalid UTF-8")
+    })
+}
+
+/// Parses a corpus; ids must be unique and the corpus non-empty.
+pub fn parse_corpus(text: &str, path: &Path) -> Result<Vec<Passage>> {
+    let passages: Vec<Passage> = parse_jsonl(text, path)?;
+    if passages.is_empty() {
+        return Err(EngineError::data(path, 0, "the corpus is empty (no passages)"));
+    }
+    check_unique(passages.iter().map(|p| p.id.as_str()), text, path)?;
+    Ok(passages)
+}
+
+/// Reads a corpus JSONL file (see [`parse_corpus`]).
+pub fn read_corpus(path: &Path) -> Result<Vec<Passage>> {
+    parse_corpus(&read_text(path)?, path)
+}
+
+fn check_unique<'a>(ids: impl Iterator<Item = &'a str>, text: &str, path: &Path) -> Result<()> {
+    let mut seen = HashSet::new();
+    // Map record index back to its line (blank lines are skipped by the parser).
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, _)| i + 1)
+        .collect();
+    for (n, id) in ids.enumerate() {
+        if !seen.insert(id) {
+            return Err(EngineError::data(path, lines[n], format!("duplicate id '{id}'")));
+        }
+    }
+    Ok(())
+}
+
+/// Parses qrels: BEIR TSV (`query-id<TAB>corpus-id<TAB>score` header) or TREC (`qid 0 docid rel`).
+pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
+    let mut qrels = Qrels::new();
+    let mut lines = text.lines().enumerate().peekable();
+    let beir = lines
+        .peek()
+        .map(|(_, l)| l.trim_start_matches('\u{feff}').starts_with("query-id"))
+        .unwrap_or(false);
+    if beir {
+        lines.next();
+    }
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = if beir {
+            line.split('\t').collect()
+        } else {
+            line.split_whitespace().collect()
+        };
+        let (q, d, rel) = match (beir, fields.as_slice()) {
+            (true, [q, d, r]) => (*q, *d, *r),
+            (false, [q, _, d, r]) => (*q, *d, *r),
+            (true, _) => {
+                return Err(EngineError::data(
+                    path,
+                    i + 1,
+                    format!("expected 3 tab-separated fields (query-id, corpus-id, score), found {}", fields.len()),
+                ))
+            }
+            (false, _) => {
+                return Err(EngineError::data(
+                    path,
+                    i + 1,
+                    format!("expected 4 fields (qid 0 docid rel), found {}", fields.len()),
+                ))
+            }
+        };
+        let rel: i32 = rel.trim().parse().map_err(|_| {
+            EngineError::data(path, i + 1, format!("relevance '{rel}' is not an integer"))
+        })?;
+        qrels
+            .entry(q.trim().to_string())
+            .or_default()
+            .insert(d.trim().to_string(), rel);
+    }
+    Ok(qrels)
+}
+
+/// Reads a qrels file (see [`parse_qrels`]).
+pub fn read_qrels(path: &Path) -> Result<Qrels> {
+    parse_qrels(&read_text(path)?, path)
+}
+
+/// Parses `candidates.tsv`: query id -> candidate doc ids, in file order.
+pub fn parse_candidates(text: &str, path: &Path) -> Result<BTreeMap<String, Vec<String>>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || (i == 0 && line.starts_with("query-id")) {
+            continue;
+        }
+        let mut parts = line.split('\t');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(q), Some(d), None) if !q.is_empty() && !d.is_empty() => {
+                out.entry(q.to_string()).or_default().push(d.trim().to_string())
+            }
+            _ => {
+                return Err(EngineError::data(
+                    path,
+                    i + 1,
+                    "expected 'query-id<TAB>corpus-id'",
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The relevance modes of an evaluation set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    /// Original instruction (or the query alone).
+    Og,
+    /// Altered constraint.
+    Changed,
+    /// Polarity-reversed constraint.
+    Reversed,
+}
+
+impl Mode {
+    /// All modes in canonical order.
+    pub const ALL: [Mode; 3] = [Mode::Og, Mode::Changed, Mode::Reversed];
+
+    /// Name used in file names and JSON keys.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Og => "og",
+            Mode::Changed => "changed",
+            Mode::Reversed => "reversed",
+        }
+    }
+
+    /// The instruction of `query` for this mode (None when the query lacks it).
+    pub fn instruction(self, query: &Query) -> Option<&str> {
+        match self {
+            Mode::Og => Some(query.instruction_og.as_str()),
+            Mode::Changed => query.instruction_changed.as_deref(),
+            Mode::Reversed => query.instruction_reversed.as_deref(),
+        }
+    }
+}
+
+/// An instruction-following evaluation set (formats.md §1).
+#[derive(Debug, Clone)]
+pub struct EvalSet {
+    /// Folder it was read from (or a label).
+    pub root: PathBuf,
+    /// Passages.
+    pub corpus: Vec<Passage>,
+    /// Queries.
+    pub queries: Vec<Query>,
+    /// Judgments per mode that the set has.
+    pub qrels: BTreeMap<Mode, Qrels>,
+    /// Optional re-ranking pools.
+    pub candidates: Option<BTreeMap<String, Vec<String>>>,
+}
+
+impl EvalSet {
+    /// Reads a set folder.
+    pub fn load(dir: &Path) -> Result<Self> {
+        let file = |name: &str| dir.join(name);
+        let mut texts = BTreeMap::new();
+        for mode in Mode::ALL {
+            let path = file(&format!("qrels/{}.tsv", mode.name()));
+            if path.is_file() {
+                texts.insert(mode, read_text(&path)?);
+            }
+        }
+        let candidates_path = file("candidates.tsv");
+        let candidates = if candidates_path.is_file() {
+            Some(read_text(&candidates_path)?)
+        } else {
+            None
+        };
+        Self::from_texts(
+            dir,
+            &read_text(&file("corpus.jsonl"))?,
+            &read_text(&file("queries.jsonl"))?,
+            texts.iter().map(|(m, t)| (*m, t.as_str())).collect(),
+            candidates.as_deref(),
+        )
+    }
+
+    /// Builds a set from file contents (used for the embedded demo set and in the browser).
+    pub fn from_texts(
+        root: &Path,
+        corpus: &str,
+        queries: &str,
+        qrels: Vec<(Mode, &str)>,
+        candidates: Option<&str>,
+    ) -> Result<Self> {
+        let corpus = parse_corpus(corpus, &root.join("corpus.jsonl"))?;
+        let queries_path = root.join("queries.jsonl");
+        let queries_list: Vec<Query> = parse_jsonl(queries, &queries_path)?;
+        if queries_list.is_empty() {
+            return Err(EngineError::data(&queries_path, 0, "no queries"));
+        }
+        check_unique(queries_list.iter().map(|q| q.id.as_str()), queries, &queries_path)?;
+        let mut parsed = BTreeMap::new();
+        for (mode, text) in qrels {
+            let path = root.join(format!("qrels/{}.tsv", mode.name()));
+            parsed.insert(mode, parse_qrels(text, &path)?);
+        }
+        if !parsed.contains_key(&Mode::Og) {
+            return Err(EngineError::data(root.join("qrels/og.tsv"), 0, "missing: every set needs qrels/og.tsv"));
+        }
+        let candidates = candidates
+            .map(|t| parse_candidates(t, &root.join("candidates.tsv")))
+            .transpose()?;
+        Ok(EvalSet {
+            root: root.to_path_buf(),
+            corpus,
+            queries: queries_list,
+            qrels: parsed,
+            candidates,
+        })
+    }
+
+    /// Modes whose qrels are present and for which every query has an instruction.
+    pub fn modes(&self) -> Vec<Mode> {
+        Mode::ALL
+            .into_iter()
+            .filter(|m| self.qrels.contains_key(m))
+            .filter(|m| self.queries.iter().all(|q| m.instruction(q).is_some()))
+            .collect()
+    }
+}

@@ -1,0 +1,231 @@
+//! How an instruction meets a query (seeds-spec §2.4).
+//!
+//! * Interaction I, concatenation: the instruction and the query become one text through a
+//!   [`QueryTemplate`], encoded in one pass. This is the default and the stronger variant.
+//! * Interaction II, cross-attention: instruction tokens attend over query tokens,
+//!   `softmax((I W_i)(Q W_q1)^T / sqrt(d)) (Q W_q2)`, then the result is mean-pooled over the
+//!   instruction tokens ([`CrossAttentionInteraction`]). The weights are the module's own; the
+//!   trainer learns them and stores them in `cross_attention.safetensors` beside the model.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use burn::module::{Module, Param};
+use burn::nn::Linear;
+use burn::tensor::activation::softmax;
+use burn::tensor::{Device, Tensor, TensorData};
+
+use crate::bert::WeightReader;
+use crate::encoder::{Embeddings, Encoder};
+use crate::error::{EngineError, Result};
+use crate::tokenize::TokenBatch;
+
+/// Joins an instruction and a query into the text the encoder sees.
+///
+/// The pattern holds `{query}` and usually `{instruction}`. When the instruction is empty the
+/// query is used alone, so "no instruction" never leaves stray separators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryTemplate {
+    pattern: String,
+}
+
+impl QueryTemplate {
+    /// The InF-Embed paper's order, `"{instruction} {query}"` (the default).
+    pub fn instruction_first() -> Self {
+        QueryTemplate {
+            pattern: "{instruction} {query}".into(),
+        }
+    }
+
+    /// The FollowIR / MTEB / IFIR order, `"{query} {instruction}"`.
+    pub fn query_first() -> Self {
+        QueryTemplate {
+            pattern: "{query} {instruction}".into(),
+        }
+    }
+
+    /// The E5-instruct style, `"Instruct: {instruction}\nQuery: {query}"`.
+    pub fn instruct_query() -> Self {
+        QueryTemplate {
+            pattern: "Instruct: {instruction}\nQuery: {query}".into(),
+        }
+    }
+
+    /// The pattern string.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// The encoder input for `instruction` and `query`.
+    pub fn apply(&self, instruction: &str, query: &str) -> String {
+        if instruction.trim().is_empty() {
+            return query.to_string();
+        }
+        self.pattern
+            .replace("{instruction}", instruction)
+            .replace("{query}", query)
+    }
+}
+
+impl Default for QueryTemplate {
+    fn default() -> Self {
+        Self::instruction_first()
+    }
+}
+
+impl FromStr for QueryTemplate {
+    type Err = EngineError;
+
+    /// Accepts a preset name (`instruction-first`, `query-first`, `instruct`) or a pattern with
+    /// `{query}` (and optionally `{instruction}`); `\n` in a pattern is a newline.
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "instruction-first" | "default" => return Ok(Self::instruction_first()),
+            "query-first" => return Ok(Self::query_first()),
+            "instruct" => return Ok(Self::instruct_query()),
+            _ => {}
+        }
+        if !s.contains("{query}") {
+            return Err(EngineError::Invalid(format!(
+                "template '{s}' must contain {{query}} (or be one of: instruction-first, query-first, instruct)"
+            )));
+        }
+        Ok(QueryTemplate {
+            pattern: s.replace("\\n", "\n"),
+        })
+    }
+}
+
+/// Token-level cross-attention from instruction tokens to query tokens (Interaction II).
+#[derive(Module, Debug)]
+pub struct CrossAttentionInteraction {
+    w_i: Linear,
+    w_q1: Linear,
+    w_q2: Linear,
+}
+
+const CROSS_NAMES: [&str; 3] = ["w_i", "w_q1", "w_q2"];
+
+impl CrossAttentionInteraction {
+    /// A module whose three projections are the identity: before training, the output is a
+    /// similarity-weighted mixture of the query's token states.
+    pub fn identity(dim: usize, device: &Device) -> Self {
+        let eye = || {
+            let mut v = vec![0.0f32; dim * dim];
+            for i in 0..dim {
+                v[i * dim + i] = 1.0;
+            }
+            Linear {
+                weight: Param::from_tensor(Tensor::from_data(TensorData::new(v, [dim, dim]), device)),
+                bias: None,
+            }
+        };
+        CrossAttentionInteraction {
+            w_i: eye(),
+            w_q1: eye(),
+            w_q2: eye(),
+        }
+    }
+
+    /// Loads `cross_attention.safetensors` (tensors `w_i.weight`, `w_q1.weight`, `w_q2.weight`,
+    /// each `[dim, dim]` in PyTorch's `[out, in]` layout).
+    pub fn from_safetensors(bytes: &[u8], path: &Path, dim: usize, device: &Device) -> Result<Self> {
+        let r = WeightReader::new(bytes, path, device)?;
+        let load = |name: &str| -> Result<Linear> {
+            let w = r.tensor(&format!("{name}.weight"), [dim, dim])?.transpose();
+            Ok(Linear {
+                weight: Param::from_tensor(w),
+                bias: None,
+            })
+        };
+        Ok(CrossAttentionInteraction {
+            w_i: load(CROSS_NAMES[0])?,
+            w_q1: load(CROSS_NAMES[1])?,
+            w_q2: load(CROSS_NAMES[2])?,
+        })
+    }
+
+    /// Serialises the weights in the layout [`Self::from_safetensors`] reads.
+    pub fn to_safetensors(&self) -> Result<Vec<u8>> {
+        let mut tensors = Vec::new();
+        for (name, linear) in CROSS_NAMES.iter().zip([&self.w_i, &self.w_q1, &self.w_q2]) {
+            let w = linear.weight.val().transpose();
+            let [rows, cols] = w.dims();
+            let values: Vec<f32> = w
+                .into_data()
+                .try_to_vec::<f32>()
+                .map_err(|e| EngineError::Invalid(format!("{e:?}")))?;
+            tensors.push((format!("{name}.weight"), vec![rows, cols], values));
+        }
+        crate::safetensors_io::write_f32(&tensors)
+    }
+
+    /// `instruction`: `[b, li, d]` with mask `[b, li]`; `query`: `[b, lq, d]` with mask
+    /// `[b, lq]`. Returns the pooled instruction-aware query vectors `[b, d]`.
+    pub fn forward(
+        &self,
+        instruction: Tensor<3>,
+        instruction_mask: Tensor<2>,
+        query: Tensor<3>,
+        query_mask: Tensor<2>,
+    ) -> Tensor<2> {
+        let [b, li, d] = instruction.dims();
+        let [_, lq, _] = query.dims();
+        let q = self.w_i.forward(instruction);
+        let k = self.w_q1.forward(query.clone());
+        let v = self.w_q2.forward(query);
+        let bias = (query_mask.neg() + 1.0).mul_scalar(-1.0e9).reshape([b, 1, lq]);
+        let scores = q.matmul(k.transpose()).mul_scalar(1.0 / (d as f64).sqrt()) + bias;
+        let mixed = softmax(scores, 2).matmul(v);
+        let len = instruction_mask.clone().sum_dim(1).clamp_min(1.0).reshape([b, 1]);
+        let weights = instruction_mask.reshape([b, li, 1]);
+        (mixed * weights).sum_dim(1).reshape([b, d]) / len
+    }
+}
+
+impl Encoder {
+    /// Embeds (instruction, query) pairs with the cross-attention interaction. Pairs with an
+    /// empty instruction fall back to the plain query embedding.
+    pub fn encode_cross_attention(
+        &self,
+        module: &CrossAttentionInteraction,
+        pairs: &[(&str, &str)],
+    ) -> Result<Embeddings> {
+        let dim = self.dim();
+        let mut out = Embeddings {
+            dim,
+            data: vec![0.0; pairs.len() * dim],
+        };
+        let plain: Vec<usize> = (0..pairs.len()).filter(|&i| pairs[i].0.trim().is_empty()).collect();
+        if !plain.is_empty() {
+            let texts: Vec<&str> = plain.iter().map(|&i| pairs[i].1).collect();
+            let e = self.encode(&texts)?;
+            for (row, &i) in plain.iter().enumerate() {
+                out.data[i * dim..(i + 1) * dim].copy_from_slice(e.row(row));
+            }
+        }
+        let mixed: Vec<usize> = (0..pairs.len()).filter(|&i| !pairs[i].0.trim().is_empty()).collect();
+        for chunk in mixed.chunks(self.batch_size.max(1)) {
+            let instr: Vec<&str> = chunk.iter().map(|&i| pairs[i].0).collect();
+            let query: Vec<&str> = chunk.iter().map(|&i| pairs[i].1).collect();
+            let pad = self.config().bert.pad_token_id;
+            let ti = self.tokenizer().encode(&instr)?;
+            let tq = self.tokenizer().encode(&query)?;
+            let bi = TokenBatch::pad(&ti.iter().map(|v| v.as_slice()).collect::<Vec<_>>(), pad);
+            let bq = TokenBatch::pad(&tq.iter().map(|v| v.as_slice()).collect::<Vec<_>>(), pad);
+            let (hi, mi) = self.hidden_states(&bi);
+            let (hq, mq) = self.hidden_states(&bq);
+            let pooled = module.forward(hi, mi, hq, mq);
+            let values: Vec<f32> = pooled
+                .into_data()
+                .try_to_vec::<f32>()
+                .map_err(|e| EngineError::Invalid(format!("{e:?}")))?;
+            for (row, &i) in chunk.iter().enumerate() {
+                let dst = &mut out.data[i * dim..(i + 1) * dim];
+                dst.copy_from_slice(&values[row * dim..(row + 1) * dim]);
+                crate::encoder::l2_normalize(dst);
+            }
+        }
+        Ok(out)
+    }
+}

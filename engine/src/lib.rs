@@ -1,0 +1,41 @@
+//! # engine: instruction-following retrieval in one crate
+//!
+//! Instruction-following retrieval asks a search system to obey what the user says ("only
+//! documents for beginners", "forum posts, not news") rather than match the topic alone. Three
+//! programs need the same machinery: the native `trainer` (training, evaluation, search), the
+//! browser `app` (live demo) and the tests. This crate is that machinery, so each concept lives
+//! in exactly one place:
+//!
+//! * [`model_files`] and [`config`]: a Hugging Face style model folder, read from disk or bytes;
+//! * [`tokenize`], [`bert`] and [`encoder`]: text to embeddings, matching sentence-transformers;
+//! * [`instruction`]: how an instruction joins a query (template or cross-attention);
+//! * [`backend`]: one model code path over burn's CPU, wgpu/WebGPU, Vulkan and CUDA devices;
+//! * [`retrieval`]: exact cosine top-k, streaming, and the persistent index file;
+//! * [`data`] and [`demo`]: the shared data formats and the built-in demo set.
+//!
+//! The encoder runs on [burn](https://burn.dev): tensors carry a runtime `Device`, so the same
+//! functions serve every backend; only the device value differs.
+
+#![deny(missing_docs)]
+
+pub mod backend;
+pub mod bert;
+pub mod config;
+pub mod data;
+// pub mod demo; (enabled once engine/demo exists)
+pub mod encoder;
+pub mod error;
+pub mod instruction;
+pub mod model_files;
+pub mod retrieval;
+pub mod safetensors_io;
+pub mod tokenize;
+
+pub use backend::BackendKind;
+pub use burn::tensor::Device;
+pub use config::{BertConfig, ModelConfig, Pooling};
+pub use data::{EvalSet, Mode, Passage, Query};
+pub use encoder::{Embeddings, Encoder};
+pub use error::{EngineError, Result};
+pub use instruction::{CrossAttentionInteraction, QueryTemplate};
+pub use model_files::ModelFiles;

@@ -1,0 +1,315 @@
+//! Exact top-k retrieval by cosine similarity, and the persistent embedding index.
+//!
+//! Scoring runs on the host over blocks of corpus rows, so a corpus never has to be in memory
+//! at once: [`TopK`] keeps a bounded heap per query while blocks stream past, and
+//! [`IndexReader`] streams blocks out of an index file. The same code runs natively and in
+//! wasm32, and no sort or top-k ever runs on a GPU device (WebGPU cannot).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::encoder::Embeddings;
+use crate::error::{EngineError, Result};
+
+/// One retrieved document: its row in the corpus and its cosine score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// Row of the document in the corpus (or index).
+    pub index: usize,
+    /// Cosine similarity with the query.
+    pub score: f32,
+}
+
+/// Heap entry ordered so that the *worst* hit is on top: lower score is worse; on equal
+/// scores the later row is worse (ties keep corpus order).
+#[derive(Debug, Clone, Copy)]
+struct Worst(Hit);
+
+impl PartialEq for Worst {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Worst {}
+impl PartialOrd for Worst {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Worst {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .0
+            .score
+            .total_cmp(&self.0.score)
+            .then(self.0.index.cmp(&other.0.index))
+    }
+}
+
+/// Streaming exact top-k for a batch of queries.
+///
+/// Queries and corpus rows should be L2-normalised, so the dot product is the cosine.
+/// Results are sorted by score descending, ties by corpus row ascending.
+#[derive(Debug)]
+pub struct TopK {
+    queries: Embeddings,
+    k: usize,
+    heaps: Vec<BinaryHeap<Worst>>,
+    seen: usize,
+}
+
+impl TopK {
+    /// Prepares a search of `queries` keeping `k` hits each.
+    pub fn new(queries: Embeddings, k: usize) -> Self {
+        let n = queries.len();
+        TopK {
+            queries,
+            k,
+            heaps: (0..n).map(|_| BinaryHeap::with_capacity(k + 1)).collect(),
+            seen: 0,
+        }
+    }
+
+    /// Scores a block of corpus rows (row-major, the queries' width) whose first row is
+    /// corpus row `offset`.
+    pub fn push_block(&mut self, offset: usize, block: &[f32]) {
+        let dim = self.queries.dim;
+        if self.k == 0 || dim == 0 {
+            return;
+        }
+        let rows = block.len() / dim;
+        for (qi, heap) in self.heaps.iter_mut().enumerate() {
+            let q = self.queries.row(qi);
+            for r in 0..rows {
+                let score = dot(q, &block[r * dim..(r + 1) * dim]);
+                let hit = Worst(Hit {
+                    index: offset + r,
+                    score,
+                });
+                if heap.len() < self.k {
+                    heap.push(hit);
+                } else if let Some(top) = heap.peek() {
+                    if hit < *top {
+                        heap.pop();
+                        heap.push(hit);
+                    }
+                }
+            }
+        }
+        self.seen = self.seen.max(offset + rows);
+    }
+
+    /// The hits of every query, best first.
+    pub fn finish(self) -> Vec<Vec<Hit>> {
+        self.heaps
+            .into_iter()
+            .map(|h| h.into_sorted_vec().into_iter().map(|w| w.0).collect())
+            .collect()
+    }
+}
+
+/// Dot product with four independent accumulators (vectorises well).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let chunks = a.len() / 8;
+    for c in 0..chunks {
+        let (x, y) = (&a[c * 8..c * 8 + 8], &b[c * 8..c * 8 + 8]);
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for i in chunks * 8..a.len() {
+        sum += a[i] * b[i];
+    }
+    sum
+}
+
+/// Exact top-k of each query over an in-memory corpus (both normalised).
+pub fn search(corpus: &Embeddings, queries: &Embeddings, k: usize) -> Vec<Vec<Hit>> {
+    let mut top = TopK::new(queries.clone(), k);
+    const BLOCK: usize = 4096;
+    for (b, block) in corpus.data.chunks(BLOCK * corpus.dim.max(1)).enumerate() {
+        top.push_block(b * BLOCK, block);
+    }
+    top.finish()
+}
+
+/// Scores every corpus row against one query (both normalised), in corpus order.
+pub fn score_all(corpus: &Embeddings, query: &[f32]) -> Vec<f32> {
+    corpus.rows().map(|row| dot(query, row)).collect()
+}
+
+const MAGIC: &[u8; 8] = b"IFIRIDX1";
+
+/// Header of an index file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexHeader {
+    /// Fingerprint of the model that made the embeddings.
+    pub model: String,
+    /// Width of each embedding.
+    pub dim: usize,
+    /// Document ids, in row order.
+    pub ids: Vec<String>,
+}
+
+/// Writes an index file: magic, header length (u64 LE), JSON header, then `count x dim` f32 LE
+/// values (L2-normalised). The file appears atomically (written beside, then renamed).
+pub fn write_index(path: &Path, model: &str, ids: &[String], embeddings: &Embeddings) -> Result<()> {
+    if ids.len() != embeddings.len() {
+        return Err(EngineError::Invalid(format!(
+            "{} ids for {} embeddings",
+            ids.len(),
+            embeddings.len()
+        )));
+    }
+    let header = serde_json::to_vec(&IndexHeader {
+        model: model.to_string(),
+        dim: embeddings.dim,
+        ids: ids.to_vec(),
+    })
+    .map_err(|e| EngineError::Invalid(e.to_string()))?;
+    let tmp = tmp_path(path);
+    let io = |e| EngineError::io(&tmp, e);
+    {
+        let mut w = BufWriter::new(File::create(&tmp).map_err(io)?);
+        w.write_all(MAGIC).map_err(io)?;
+        w.write_all(&(header.len() as u64).to_le_bytes()).map_err(io)?;
+        w.write_all(&header).map_err(io)?;
+        let mut row = embeddings.data.clone();
+        for r in row.chunks_exact_mut(embeddings.dim.max(1)) {
+            crate::encoder::l2_normalize(r);
+        }
+        for v in row {
+            w.write_all(&v.to_le_bytes()).map_err(io)?;
+        }
+        w.into_inner()
+            .map_err(|e| EngineError::io(&tmp, e.into_error()))?
+            .sync_all()
+            .map_err(io)?;
+    }
+    std::fs::rename(&tmp, path).map_err(|e| EngineError::io(path, e))
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+/// Streams the rows of an index file.
+#[derive(Debug)]
+pub struct IndexReader {
+    path: PathBuf,
+    /// The header.
+    pub header: IndexHeader,
+    reader: BufReader<File>,
+    next_row: usize,
+}
+
+impl IndexReader {
+    /// Opens an index and checks that its size matches its header.
+    pub fn open(path: &Path) -> Result<Self> {
+        let bad = |problem: String| EngineError::data(path, 0, problem);
+        let file = File::open(path).map_err(|e| EngineError::io(path, e))?;
+        let size = file.metadata().map_err(|e| EngineError::io(path, e))?.len();
+        let mut reader = BufReader::new(file);
+        let mut magic = [0u8; 8];
+        reader
+            .read_exact(&mut magic)
+            .map_err(|_| bad("not an index file (too short)".into()))?;
+        if &magic != MAGIC {
+            return Err(bad("not an index file (bad magic bytes)".into()));
+        }
+        let mut len = [0u8; 8];
+        reader
+            .read_exact(&mut len)
+            .map_err(|_| bad("truncated index header".into()))?;
+        let len = u64::from_le_bytes(len);
+        if len > size {
+            return Err(bad("truncated index header".into()));
+        }
+        let mut header = vec![0u8; len as usize];
+        reader
+            .read_exact(&mut header)
+            .map_err(|_| bad("truncated index header".into()))?;
+        let header: IndexHeader =
+            serde_json::from_slice(&header).map_err(|e| bad(format!("corrupt index header: {e}")))?;
+        let expected = 16 + len + (header.ids.len() * header.dim * 4) as u64;
+        if size != expected {
+            return Err(bad(format!(
+                "index size {size} bytes does not match its header ({expected} bytes for {} rows of {}); the file is truncated or corrupt",
+                header.ids.len(),
+                header.dim
+            )));
+        }
+        Ok(IndexReader {
+            path: path.to_path_buf(),
+            header,
+            reader,
+            next_row: 0,
+        })
+    }
+
+    /// Fails with [`EngineError::ModelMismatch`] unless the index was made by `model`.
+    pub fn check_model(&self, model: &str) -> Result<()> {
+        if self.header.model != model {
+            return Err(EngineError::ModelMismatch {
+                path: self.path.clone(),
+                index_model: self.header.model.clone(),
+                current_model: model.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads the next block of at most `rows` rows: `(first_row, values)`, or None at the end.
+    pub fn next_block(&mut self, rows: usize) -> Result<Option<(usize, Vec<f32>)>> {
+        let remaining = self.header.ids.len() - self.next_row;
+        if remaining == 0 {
+            return Ok(None);
+        }
+        let n = rows.min(remaining);
+        let mut bytes = vec![0u8; n * self.header.dim * 4];
+        self.reader
+            .read_exact(&mut bytes)
+            .map_err(|e| EngineError::io(&self.path, e))?;
+        let values = bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let first = self.next_row;
+        self.next_row += n;
+        Ok(Some((first, values)))
+    }
+
+    /// Reads every row into memory.
+    pub fn read_all(mut self) -> Result<(IndexHeader, Embeddings)> {
+        let mut data = Vec::with_capacity(self.header.ids.len() * self.header.dim);
+        while let Some((_, block)) = self.next_block(65536)? {
+            data.extend(block);
+        }
+        let dim = self.header.dim;
+        Ok((self.header, Embeddings { dim, data }))
+    }
+
+    /// Exact top-k of `queries` over the whole index, streaming `block_rows` rows at a time.
+    pub fn search(mut self, queries: Embeddings, k: usize, block_rows: usize) -> Result<Vec<Vec<Hit>>> {
+        if queries.dim != self.header.dim {
+            return Err(EngineError::Invalid(format!(
+                "query width {} does not match the index width {}",
+                queries.dim, self.header.dim
+            )));
+        }
+        let mut top = TopK::new(queries, k);
+        while let Some((first, block)) = self.next_block(block_rows)? {
+            top.push_block(first, &block);
+        }
+        Ok(top.finish())
+    }
+}

@@ -1,0 +1,96 @@
+//! Tokenisation with the model's `tokenizer.json`, with its stored padding and truncation
+//! replaced by the engine's own: truncate at the model's `max_seq_length` (special tokens
+//! included, as sentence-transformers does) and pad each batch only to its longest member.
+
+use std::path::Path;
+
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+use crate::error::{EngineError, Result};
+
+/// A tokenizer that yields truncated token ids, never padded.
+#[derive(Clone)]
+pub struct TextTokenizer {
+    inner: Tokenizer,
+    max_len: usize,
+}
+
+/// A padded batch ready for the transformer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenBatch {
+    /// Token ids, `[batch * seq]`, row-major, padded with the pad id.
+    pub ids: Vec<i64>,
+    /// 1.0 for real tokens, 0.0 for padding, `[batch * seq]`.
+    pub mask: Vec<f32>,
+    /// Real length of each row.
+    pub lens: Vec<usize>,
+    /// Padded length.
+    pub seq: usize,
+}
+
+impl TextTokenizer {
+    /// Loads `tokenizer.json` bytes; `path` is used in error messages.
+    pub fn from_bytes(bytes: &[u8], path: &Path, max_len: usize) -> Result<Self> {
+        let mut inner = Tokenizer::from_bytes(bytes)
+            .map_err(|e| EngineError::model(path, format!("cannot load tokenizer: {e}")))?;
+        inner.with_padding(None);
+        inner
+            .with_truncation(Some(TruncationParams {
+                direction: TruncationDirection::Right,
+                max_length: max_len,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+            }))
+            .map_err(|e| EngineError::model(path, format!("cannot set truncation: {e}")))?;
+        Ok(TextTokenizer { inner, max_len })
+    }
+
+    /// Maximum number of tokens per text, special tokens included.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// Token ids of each text (with special tokens, truncated).
+    pub fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
+        let encodings = self
+            .inner
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EngineError::Tokenizer(e.to_string()))?;
+        Ok(encodings.into_iter().map(|e| e.get_ids().to_vec()).collect())
+    }
+
+    /// The tokens (as strings) of one text, for display and debugging.
+    pub fn tokens(&self, text: &str) -> Result<Vec<String>> {
+        let enc = self
+            .inner
+            .encode(text, true)
+            .map_err(|e| EngineError::Tokenizer(e.to_string()))?;
+        Ok(enc.get_tokens().to_vec())
+    }
+}
+
+impl TokenBatch {
+    /// Pads `rows` to their longest member with `pad_id`.
+    pub fn pad(rows: &[&[u32]], pad_id: u32) -> Self {
+        let seq = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![pad_id as i64; rows.len() * seq];
+        let mut mask = vec![0.0; rows.len() * seq];
+        for (i, row) in rows.iter().enumerate() {
+            for (j, &t) in row.iter().enumerate() {
+                ids[i * seq + j] = t as i64;
+                mask[i * seq + j] = 1.0;
+            }
+        }
+        TokenBatch {
+            ids,
+            mask,
+            lens: rows.iter().map(|r| r.len()).collect(),
+            seq,
+        }
+    }
+
+    /// Number of rows.
+    pub fn batch(&self) -> usize {
+        self.lens.len()
+    }
+}

@@ -1,0 +1,61 @@
+//! Helpers shared by the engine's integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use engine::{Device, Encoder};
+
+/// The default model folder: `$IFIR_MODEL`, else `<workspace>/models/all-MiniLM-L6-v2`.
+pub fn model_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("IFIR_MODEL") {
+        return PathBuf::from(dir);
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2");
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "default model missing at {}: run `cargo xtask fetch-model` (the README test command does)",
+        dir.display()
+    );
+    dir
+}
+
+/// The default model on the CPU backend.
+pub fn cpu_encoder() -> Encoder {
+    Encoder::load(model_dir(), &Device::flex()).expect("load default model")
+}
+
+/// Cosine similarity.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum();
+    let na: f64 = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    dot / (na * nb).max(1e-30)
+}
+
+/// One golden record.
+pub struct Golden {
+    pub text: String,
+    pub token_count: usize,
+    pub embedding: Vec<f32>,
+}
+
+/// Reads a golden file written by `tests/golden/make_golden.py`.
+pub fn golden(name: &str) -> Vec<Golden> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| Golden {
+            text: r["text"].as_str().unwrap().to_string(),
+            token_count: r["token_count"].as_u64().unwrap() as usize,
+            embedding: r["embedding"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect(),
+        })
+        .collect()
+}
