@@ -1,6 +1,8 @@
 //! Embedding throughput of the engine on the CPU backend.
 //!
-//! `cargo run --release -p engine --example embed_throughput -- MODEL_DIR TEXTS.jsonl BATCH [REPEATS]`
+//! `cargo run --release -p engine --example embed_throughput -- MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray]`
+//!
+//! (`ndarray` needs `--features ndarray`; it exists only to compare the two CPU backends.)
 //!
 //! Reads `{"_id", "text"}` lines (title + text for corpora), embeds them all `REPEATS` times
 //! after one warm-up batch, and prints one JSON line with passages per second. `cargo xtask
@@ -22,7 +24,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let passages: Vec<Passage> = read_corpus(&PathBuf::from(&args[1]))?;
     let batch: usize = args[2].parse()?;
     let repeats: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(1);
-    let mut encoder = Encoder::load(&model, &Device::flex())?;
+    let backend = args.get(4).map(String::as_str).unwrap_or("flex");
+    let device = match backend {
+        "flex" => Device::flex(),
+        #[cfg(feature = "ndarray")]
+        "ndarray" => Device::ndarray(),
+        other => return Err(format!("unknown CPU backend {other} (flex, or ndarray with --features ndarray)").into()),
+    };
+    let mut encoder = Encoder::load(&model, &device)?;
     encoder.batch_size = batch;
     let texts: Vec<String> = passages.iter().map(|p| p.encoder_text()).collect();
     let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
@@ -35,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let total = refs.len() * repeats;
     println!(
         "{}",
-        serde_json::json!({"system": "engine (burn-flex, CPU)", "passages": total, "seconds": secs, "passages_per_s": total as f64 / secs})
+        serde_json::json!({"system": format!("engine (burn-{backend}, CPU)"), "passages": total, "seconds": secs, "passages_per_s": total as f64 / secs})
     );
     Ok(())
 }

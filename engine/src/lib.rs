@@ -22,7 +22,7 @@ pub mod backend;
 pub mod bert;
 pub mod config;
 pub mod data;
-// pub mod demo; (enabled once engine/demo exists)
+pub mod demo;
 pub mod encoder;
 pub mod error;
 pub mod instruction;

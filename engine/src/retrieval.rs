@@ -161,39 +161,93 @@ pub struct IndexHeader {
 /// Writes an index file: magic, header length (u64 LE), JSON header, then `count x dim` f32 LE
 /// values (L2-normalised). The file appears atomically (written beside, then renamed).
 pub fn write_index(path: &Path, model: &str, ids: &[String], embeddings: &Embeddings) -> Result<()> {
-    if ids.len() != embeddings.len() {
-        return Err(EngineError::Invalid(format!(
-            "{} ids for {} embeddings",
-            ids.len(),
-            embeddings.len()
-        )));
+    let mut writer = IndexWriter::create(path, model, embeddings.dim, ids.to_vec())?;
+    writer.append(&embeddings.data)?;
+    writer.finish()
+}
+
+/// Streams rows into a new index file, so a large corpus is never held in memory at once.
+/// Nothing appears at `path` until [`IndexWriter::finish`] succeeds.
+#[derive(Debug)]
+pub struct IndexWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    writer: BufWriter<File>,
+    dim: usize,
+    expected_rows: usize,
+    rows: usize,
+}
+
+impl IndexWriter {
+    /// Starts an index of `ids.len()` rows of width `dim` made by `model`.
+    pub fn create(path: &Path, model: &str, dim: usize, ids: Vec<String>) -> Result<Self> {
+        let expected_rows = ids.len();
+        let header = serde_json::to_vec(&IndexHeader {
+            model: model.to_string(),
+            dim,
+            ids,
+        })
+        .map_err(|e| EngineError::Invalid(e.to_string()))?;
+        let tmp = tmp_path(path);
+        let io = |e| EngineError::io(&tmp, e);
+        let mut writer = BufWriter::new(File::create(&tmp).map_err(io)?);
+        writer.write_all(MAGIC).map_err(io)?;
+        writer.write_all(&(header.len() as u64).to_le_bytes()).map_err(io)?;
+        writer.write_all(&header).map_err(io)?;
+        Ok(IndexWriter {
+            path: path.to_path_buf(),
+            tmp,
+            writer,
+            dim,
+            expected_rows,
+            rows: 0,
+        })
     }
-    let header = serde_json::to_vec(&IndexHeader {
-        model: model.to_string(),
-        dim: embeddings.dim,
-        ids: ids.to_vec(),
-    })
-    .map_err(|e| EngineError::Invalid(e.to_string()))?;
-    let tmp = tmp_path(path);
-    let io = |e| EngineError::io(&tmp, e);
-    {
-        let mut w = BufWriter::new(File::create(&tmp).map_err(io)?);
-        w.write_all(MAGIC).map_err(io)?;
-        w.write_all(&(header.len() as u64).to_le_bytes()).map_err(io)?;
-        w.write_all(&header).map_err(io)?;
-        let mut row = embeddings.data.clone();
-        for r in row.chunks_exact_mut(embeddings.dim.max(1)) {
-            crate::encoder::l2_normalize(r);
+
+    /// Appends rows (row-major, `dim` wide); each is L2-normalised on the way.
+    pub fn append(&mut self, rows: &[f32]) -> Result<()> {
+        let dim = self.dim.max(1);
+        if rows.len() % dim != 0 || self.rows + rows.len() / dim > self.expected_rows {
+            return Err(EngineError::Invalid(format!(
+                "index rows do not fit: {} values for width {} with {} of {} rows written",
+                rows.len(),
+                self.dim,
+                self.rows,
+                self.expected_rows
+            )));
         }
-        for v in row {
-            w.write_all(&v.to_le_bytes()).map_err(io)?;
+        let mut buf = Vec::with_capacity(rows.len() * 4);
+        let mut row = vec![0.0f32; dim];
+        for r in rows.chunks_exact(dim) {
+            row.copy_from_slice(r);
+            crate::encoder::l2_normalize(&mut row);
+            for v in &row {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
         }
-        w.into_inner()
+        self.writer
+            .write_all(&buf)
+            .map_err(|e| EngineError::io(&self.tmp, e))?;
+        self.rows += rows.len() / dim;
+        Ok(())
+    }
+
+    /// Flushes, checks the row count and moves the file into place.
+    pub fn finish(self) -> Result<()> {
+        if self.rows != self.expected_rows {
+            return Err(EngineError::Invalid(format!(
+                "index has {} rows but {} ids",
+                self.rows, self.expected_rows
+            )));
+        }
+        let tmp = self.tmp.clone();
+        self.writer
+            .into_inner()
             .map_err(|e| EngineError::io(&tmp, e.into_error()))?
             .sync_all()
-            .map_err(io)?;
+            .map_err(|e| EngineError::io(&tmp, e))?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| EngineError::io(&self.path, e))
     }
-    std::fs::rename(&tmp, path).map_err(|e| EngineError::io(path, e))
 }
 
 fn tmp_path(path: &Path) -> PathBuf {

@@ -31,6 +31,9 @@ pub struct TokenBatch {
 impl TextTokenizer {
     /// Loads `tokenizer.json` bytes; `path` is used in error messages.
     pub fn from_bytes(bytes: &[u8], path: &Path, max_len: usize) -> Result<Self> {
+        // Browsers have no threads for rayon: tokenise on the calling thread.
+        #[cfg(target_family = "wasm")]
+        tokenizers::utils::parallelism::set_parallelism(false);
         let mut inner = Tokenizer::from_bytes(bytes)
             .map_err(|e| EngineError::model(path, format!("cannot load tokenizer: {e}")))?;
         inner.with_padding(None);

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use engine::data::{read_corpus, Passage};
-use engine::retrieval::{self, IndexReader};
+use engine::retrieval::{self, IndexReader, IndexWriter};
 use engine::{Embeddings, Encoder};
 
 use crate::cli::{IndexArgs, SearchArgs};
@@ -23,14 +23,26 @@ pub fn encode_passages(encoder: &Encoder, passages: &[Passage]) -> anyhow::Resul
     Ok(e)
 }
 
+/// Passages encoded per chunk when building an index: bounds memory for large corpora.
+const INDEX_CHUNK: usize = 4096;
+
 fn build_index(encoder: &Encoder, corpus: &Path, output: &Path) -> anyhow::Result<()> {
     let passages = read_corpus(corpus)?;
-    let embeddings = encode_passages(encoder, &passages)?;
     let ids: Vec<String> = passages.iter().map(|p| p.id.clone()).collect();
-    retrieval::write_index(output, encoder.fingerprint(), &ids, &embeddings)?;
+    let mut writer = IndexWriter::create(output, encoder.fingerprint(), encoder.dim(), ids)?;
+    let bar = progress::bar(passages.len(), "indexing");
+    for (c, chunk) in passages.chunks(INDEX_CHUNK).enumerate() {
+        let texts: Vec<String> = chunk.iter().map(|p| p.encoder_text()).collect();
+        let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+        let base = c * INDEX_CHUNK;
+        let e = encoder.encode_with_progress(&refs, &mut |done, _| bar.set_position((base + done) as u64))?;
+        writer.append(&e.data)?;
+    }
+    bar.finish_and_clear();
+    writer.finish()?;
     eprintln!(
         "indexed {} passages with model {} into {}",
-        ids.len(),
+        passages.len(),
         encoder.fingerprint(),
         output.display()
     );

@@ -1,0 +1,57 @@
+//! Readers of the shared formats: clear `file:line` errors for malformed input.
+
+use std::path::Path;
+
+use engine::data::{parse_corpus, parse_jsonl, parse_qrels, Query};
+
+fn p() -> &'static Path {
+    Path::new("set/corpus.jsonl")
+}
+
+#[test]
+fn corpus_reads_ids_titles_and_ignores_extra_fields() {
+    let text = "{\"_id\": \"a\", \"title\": \"T\", \"text\": \"x\", \"metadata\": {}}\n\n{\"_id\": \"b\", \"text\": \"y\"}\n";
+    let c = parse_corpus(text, p()).unwrap();
+    assert_eq!(c.len(), 2);
+    assert_eq!(c[0].encoder_text(), "T x");
+    assert_eq!(c[1].encoder_text(), "y");
+}
+
+#[test]
+fn malformed_corpus_lines_name_file_and_line() {
+    let cases = [
+        ("{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\"}\n", "set/corpus.jsonl:2", "missing field `text`"),
+        ("{\"_id\": \"a\", \"text\": \"x\"}\n{not json}\n", "set/corpus.jsonl:2", "key must be a string"),
+        ("{\"_id\": \"a\", \"text\": \"x\"}\n\n{\"_id\": \"a\", \"text\": \"y\"}\n", "set/corpus.jsonl:3", "duplicate id 'a'"),
+        ("{\"_id\": 5, \"text\": \"x\"}\n", "set/corpus.jsonl:1", "invalid type"),
+        ("\n\n", "set/corpus.jsonl:0", "empty"),
+    ];
+    for (text, location, problem) in cases {
+        let msg = parse_corpus(text, p()).unwrap_err().to_string();
+        assert!(msg.starts_with(location) && msg.contains(problem), "{msg}");
+    }
+}
+
+#[test]
+fn queries_with_optional_instructions() {
+    let q: Vec<Query> = parse_jsonl(
+        "{\"_id\": \"q1\", \"text\": \"t\", \"instruction_og\": \"\", \"instruction_changed\": \"c\"}\n",
+        Path::new("queries.jsonl"),
+    )
+    .unwrap();
+    assert_eq!(q[0].instruction_changed.as_deref(), Some("c"));
+    assert_eq!(q[0].instruction_reversed, None);
+}
+
+#[test]
+fn qrels_beir_and_trec_forms() {
+    let beir = parse_qrels("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n", Path::new("og.tsv")).unwrap();
+    assert_eq!(beir["q1"]["d1"], 2);
+    assert_eq!(beir["q1"]["d2"], 0);
+    let trec = parse_qrels("q1 0 d1 1\nq2 0 d3 0\n", Path::new("og.txt")).unwrap();
+    assert_eq!(trec["q2"]["d3"], 0);
+    let msg = parse_qrels("query-id\tcorpus-id\tscore\nq1\td1\thigh\n", Path::new("og.tsv")).unwrap_err().to_string();
+    assert!(msg.starts_with("og.tsv:2") && msg.contains("not an integer"), "{msg}");
+    let msg = parse_qrels("q1 0 d1\n", Path::new("og.txt")).unwrap_err().to_string();
+    assert!(msg.starts_with("og.txt:1") && msg.contains("expected 4 fields"), "{msg}");
+}

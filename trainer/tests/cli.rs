@@ -1,0 +1,163 @@
+//! End-to-end tests of the `trainer` binary: embed (against sentence-transformers on texts the
+//! engine's parity test never sees), search with a persistent index, the demo, and bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn model_dir() -> PathBuf {
+    std::env::var("IFIR_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2"))
+}
+
+fn trainer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(args)
+        .env("IFIR_MODEL", model_dir())
+        .output()
+        .expect("run trainer")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ifir-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f64 = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (na * nb)
+}
+
+#[test]
+fn embed_matches_sentence_transformers_on_held_out_texts() {
+    let golden: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/golden/heldout_golden.json")).unwrap(),
+    )
+    .unwrap();
+    let records = golden["records"].as_array().unwrap();
+    let dir = tmp("embed");
+    let input = dir.join("in.jsonl");
+    let lines: Vec<String> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| serde_json::json!({"_id": format!("t{i}"), "text": r["text"]}).to_string())
+        .collect();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let output = dir.join("out.jsonl");
+    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output), "--batch-size", "3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read_to_string(&output).unwrap();
+    let rows: Vec<serde_json::Value> = written.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), records.len());
+    for (i, (row, want)) in rows.iter().zip(records).enumerate() {
+        assert_eq!(row["_id"], format!("t{i}"), "input order kept");
+        let got: Vec<f64> = row["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let want: Vec<f64> = want["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let c = cosine(&got, &want);
+        assert!(c >= 0.9999, "text {i}: cosine {c}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn embed_rejects_malformed_input_with_file_and_line_and_writes_nothing() {
+    let dir = tmp("bad");
+    let input = dir.join("bad.jsonl");
+    std::fs::write(&input, "{\"_id\": \"a\", \"text\": \"fine\"}\n{\"_id\": \"b\", \"txt\": \"typo\"}\n").unwrap();
+    let output = dir.join("out.jsonl");
+    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output)]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.jsonl:2") && err.contains("missing field `text`"), "{err}");
+    assert!(!output.exists());
+
+    std::fs::write(&input, "").unwrap();
+    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output)]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no records"));
+
+    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output), "--model", "/nonexistent/model"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/model"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn search_builds_an_index_reuses_it_and_refuses_another_models_index() {
+    let dir = tmp("search");
+    let corpus = dir.join("corpus.jsonl");
+    std::fs::write(
+        &corpus,
+        [
+            r#"{"_id": "bread", "title": "Sourdough", "text": "Feed the starter, mix flour and water, bake at 250 degrees."}"#,
+            r#"{"_id": "car", "text": "Electric cars need a charger at home; battery range depends on the weather."}"#,
+            r#"{"_id": "forum", "text": "Posted in r/Breadit: my sourdough came out flat, any beginner tips?"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let index = dir.join("corpus.ifidx");
+    let args = ["search", "--corpus", s(&corpus), "--index", s(&index), "--query", "how to bake sourdough bread", "--top-k", "3", "--json"];
+    let first = trainer(&args);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(index.exists());
+    let ranked: Vec<serde_json::Value> = String::from_utf8_lossy(&first.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(ranked.len(), 3);
+    assert_ne!(ranked[0]["_id"], "car");
+    assert_eq!(ranked[2]["_id"], "car");
+
+    // Second run reads the index (no corpus needed).
+    let second = trainer(&["search", "--index", s(&index), "--query", "how to bake sourdough bread", "--top-k", "3", "--json"]);
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    assert_eq!(first.stdout, second.stdout);
+
+    // An index made by another model is refused.
+    let (header, embeddings) = engine::retrieval::IndexReader::open(&index).unwrap().read_all().unwrap();
+    engine::retrieval::write_index(&index, "0000000000000000", &header.ids, &embeddings).unwrap();
+    let third = trainer(&["search", "--index", s(&index), "--query", "bread"]);
+    assert!(!third.status.success());
+    let err = String::from_utf8_lossy(&third.stderr);
+    assert!(err.contains("corpus.ifidx") && err.contains("rebuild the index"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn instruction_changes_the_ranking() {
+    let dir = tmp("instr");
+    let corpus = dir.join("corpus.jsonl");
+    std::fs::write(
+        &corpus,
+        [
+            r#"{"_id": "news", "text": "Reuters, 3 May 2019 - Sourdough sales rose 20% as bakeries expanded across Europe."}"#,
+            r#"{"_id": "forum", "text": "Posted in a baking forum by breadlover: my sourdough loaf is dense, what am I doing wrong?"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let run = |instruction: &str| -> String {
+        let out = trainer(&["search", "--corpus", s(&corpus), "--query", "sourdough bread", "--instruction", instruction, "--json", "--top-k", "1"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+        v["_id"].as_str().unwrap().to_string()
+    };
+    assert_eq!(run("Only forum posts written by home bakers asking for help."), "forum");
+    assert_eq!(run("Only news articles reporting market figures."), "news");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn demo_prints_three_rankings_side_by_side() {
+    let out = trainer(&["demo", "--top-k", "3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("query alone") && text.contains("+ instruction") && text.contains("+ reversed"), "{text}");
+    assert_eq!(text.matches("] query: ").count(), 3);
+}
