@@ -74,7 +74,8 @@ fn unpack(wheel: &Path, into: &Path) -> anyhow::Result<()> {
     let mut count = 0;
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i)?;
-        let Some(rel) = entry.name().strip_prefix(PREFIX).map(str::to_string) else {
+        let name = entry.name()?.to_string();
+        let Some(rel) = name.strip_prefix(PREFIX).map(str::to_string) else {
             continue;
         };
         if rel.is_empty() || rel.ends_with('/') || rel.contains("..") {
