@@ -29,7 +29,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "flex" => Device::flex(),
         #[cfg(feature = "ndarray")]
         "ndarray" => Device::ndarray(),
-        other => return Err(format!("unknown CPU backend {other} (flex, or ndarray with --features ndarray)").into()),
+        other => {
+            return Err(format!(
+                "unknown CPU backend {other} (flex, or ndarray with --features ndarray)"
+            )
+            .into())
+        }
     };
     let mut encoder = Encoder::load(&model, &device)?;
     encoder.batch_size = batch;

@@ -14,7 +14,9 @@ use engine::Embeddings;
 fn random_rows(rows: usize, dim: usize, state: &mut u64) -> Vec<f32> {
     (0..rows * dim)
         .map(|_| {
-            *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            *state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((*state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
         })
         .collect()
@@ -24,16 +26,21 @@ fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()))
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<f64>().ok())
+            })
         })
         .map(|kb| kb / 1024.0)
         .unwrap_or(f64::NAN)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse()).collect::<Result<_, _>>()?;
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse())
+        .collect::<Result<_, _>>()?;
     let rows = args.first().copied().unwrap_or(1_000_000);
     let dim = args.get(1).copied().unwrap_or(384);
     let nq = args.get(2).copied().unwrap_or(16);
@@ -51,7 +58,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     writer.finish()?;
     let write_s = start.elapsed().as_secs_f64();
-    let mut queries = Embeddings { dim, data: random_rows(nq, dim, &mut state) };
+    let mut queries = Embeddings {
+        dim,
+        data: random_rows(nq, dim, &mut state),
+    };
     queries.normalize();
     let start = Instant::now();
     let reader = IndexReader::open(&path)?;

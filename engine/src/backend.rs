@@ -78,7 +78,9 @@ impl BackendKind {
             #[cfg(feature = "flex")]
             BackendKind::Cpu => Ok(Device::flex()),
             #[cfg(feature = "wgpu")]
-            BackendKind::Wgpu => Device::wgpu_options().init().map_err(|e| self.init_error(e)),
+            BackendKind::Wgpu => Device::wgpu_options()
+                .init()
+                .map_err(|e| self.init_error(e)),
             #[cfg(feature = "vulkan")]
             BackendKind::Vulkan => Device::wgpu_options()
                 .graphics_api(burn::tensor::wgpu::WgpuBackend::Vulkan)

@@ -86,7 +86,9 @@ impl BertModel {
         let x = e.word.forward(ids) + e.position.forward(positions) + e.token_type.forward(types);
         let mut x = e.norm.forward(x);
         // [batch, 1, 1, seq]: broadcast over heads and query positions.
-        let bias = (mask.neg() + 1.0).mul_scalar(MASKED).reshape([batch, 1, 1, seq]);
+        let bias = (mask.neg() + 1.0)
+            .mul_scalar(MASKED)
+            .reshape([batch, 1, 1, seq]);
         for layer in &self.layers {
             x = layer.forward(x, bias.clone(), self.activation);
         }
@@ -111,11 +113,17 @@ impl BertAttention {
     fn forward(&self, x: Tensor<3>, bias: Tensor<4>) -> Tensor<3> {
         let [batch, seq, hidden] = x.dims();
         let head_dim = hidden / self.heads;
-        let split = |t: Tensor<3>| t.reshape([batch, seq, self.heads, head_dim]).swap_dims(1, 2);
+        let split = |t: Tensor<3>| {
+            t.reshape([batch, seq, self.heads, head_dim])
+                .swap_dims(1, 2)
+        };
         let q = split(self.query.forward(x.clone()));
         let k = split(self.key.forward(x.clone()));
         let v = split(self.value.forward(x.clone()));
-        let scores = q.matmul(k.transpose()).mul_scalar(1.0 / (head_dim as f64).sqrt()) + bias;
+        let scores = q
+            .matmul(k.transpose())
+            .mul_scalar(1.0 / (head_dim as f64).sqrt())
+            + bias;
         let weights = softmax(scores, 3);
         let context = weights
             .matmul(v)
@@ -138,7 +146,11 @@ impl<'a> WeightReader<'a> {
     pub(crate) fn new(bytes: &'a [u8], path: &'a Path, device: &Device) -> Result<Self> {
         let tensors = SafeTensors::deserialize(bytes)
             .map_err(|e| EngineError::model(path, format!("not a valid safetensors file: {e}")))?;
-        let prefix = if tensors.names().iter().any(|n| n.starts_with("bert.embeddings.")) {
+        let prefix = if tensors
+            .names()
+            .iter()
+            .any(|n| n.starts_with("bert.embeddings."))
+        {
             "bert.".to_string()
         } else {
             String::new()
@@ -152,11 +164,16 @@ impl<'a> WeightReader<'a> {
     }
 
     /// A tensor of rank `D` with exactly `shape`, converted to f32.
-    pub(crate) fn tensor<const D: usize>(&self, name: &str, shape: [usize; D]) -> Result<Tensor<D>> {
+    pub(crate) fn tensor<const D: usize>(
+        &self,
+        name: &str,
+        shape: [usize; D],
+    ) -> Result<Tensor<D>> {
         let full = format!("{}{}", self.prefix, name);
-        let view = self.tensors.tensor(&full).map_err(|_| {
-            EngineError::model(self.path, format!("tensor '{full}' is missing"))
-        })?;
+        let view = self
+            .tensors
+            .tensor(&full)
+            .map_err(|_| EngineError::model(self.path, format!("tensor '{full}' is missing")))?;
         if view.shape() != shape {
             return Err(EngineError::model(
                 self.path,
@@ -170,15 +187,23 @@ impl<'a> WeightReader<'a> {
         let values = decode_f32(view.dtype(), view.data()).ok_or_else(|| {
             EngineError::model(
                 self.path,
-                format!("tensor '{full}' has dtype {:?}; supported: F32, F16, BF16", view.dtype()),
+                format!(
+                    "tensor '{full}' has dtype {:?}; supported: F32, F16, BF16",
+                    view.dtype()
+                ),
             )
         })?;
-        Ok(Tensor::from_data(TensorData::new(values, shape), &self.device))
+        Ok(Tensor::from_data(
+            TensorData::new(values, shape),
+            &self.device,
+        ))
     }
 
     fn linear(&self, name: &str, d_in: usize, d_out: usize) -> Result<Linear> {
         // Hugging Face stores [out, in]; burn's row layout is [in, out].
-        let weight = self.tensor(&format!("{name}.weight"), [d_out, d_in])?.transpose();
+        let weight = self
+            .tensor(&format!("{name}.weight"), [d_out, d_in])?
+            .transpose();
         let bias = self.tensor(&format!("{name}.bias"), [d_out])?;
         Ok(Linear {
             weight: Param::from_tensor(weight),
@@ -195,7 +220,9 @@ impl<'a> WeightReader<'a> {
             ("gamma", "beta")
         };
         norm.gamma = Param::from_tensor(self.tensor(&format!("{name}.{w}"), [d])?);
-        norm.beta = Some(Param::from_tensor(self.tensor(&format!("{name}.{b}"), [d])?));
+        norm.beta = Some(Param::from_tensor(
+            self.tensor(&format!("{name}.{b}"), [d])?,
+        ));
         Ok(norm)
     }
 
@@ -206,7 +233,9 @@ impl<'a> WeightReader<'a> {
     }
 
     fn has(&self, name: &str) -> bool {
-        self.tensors.tensor(&format!("{}{}", self.prefix, name)).is_ok()
+        self.tensors
+            .tensor(&format!("{}{}", self.prefix, name))
+            .is_ok()
     }
 }
 
@@ -272,7 +301,11 @@ impl BertModel {
                 config.max_position_embeddings,
                 d,
             )?,
-            token_type: r.embedding("embeddings.token_type_embeddings", config.type_vocab_size, d)?,
+            token_type: r.embedding(
+                "embeddings.token_type_embeddings",
+                config.type_vocab_size,
+                d,
+            )?,
             norm: r.layer_norm("embeddings.LayerNorm", d, eps)?,
         };
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
@@ -296,7 +329,10 @@ impl BertModel {
                 norm: r.layer_norm(&format!("{p}.output.LayerNorm"), d, eps)?,
             });
         }
-        if r.has(&format!("encoder.layer.{}.attention.self.query.weight", config.num_hidden_layers)) {
+        if r.has(&format!(
+            "encoder.layer.{}.attention.self.query.weight",
+            config.num_hidden_layers
+        )) {
             return Err(EngineError::model(
                 path,
                 format!(

@@ -89,7 +89,10 @@ impl BertConfig {
         }
         let need = |v: Option<usize>, name: &str| -> Result<usize> {
             match v {
-                Some(0) => Err(EngineError::model(path, format!("'{name}' must be positive"))),
+                Some(0) => Err(EngineError::model(
+                    path,
+                    format!("'{name}' must be positive"),
+                )),
                 Some(v) => Ok(v),
                 None => Err(EngineError::model(path, format!("missing field '{name}'"))),
             }
@@ -255,18 +258,19 @@ impl ModelConfig {
                     (raw.pooling_mode_lasttoken, Pooling::LastToken),
                 ];
                 if raw.pooling_mode_weightedmean_tokens {
-                    return Err(EngineError::model(&path, "weighted-mean pooling is not supported"));
+                    return Err(EngineError::model(
+                        &path,
+                        "weighted-mean pooling is not supported",
+                    ));
                 }
                 let chosen: Vec<Pooling> = modes.iter().filter(|m| m.0).map(|m| m.1).collect();
                 match chosen.as_slice() {
                     [one] => *one,
                     [] => return Err(EngineError::model(&path, "no pooling mode is enabled")),
-                    _ => {
-                        return Err(EngineError::model(
-                            &path,
-                            "several pooling modes at once (concatenated pooling) are not supported",
-                        ))
-                    }
+                    _ => return Err(EngineError::model(
+                        &path,
+                        "several pooling modes at once (concatenated pooling) are not supported",
+                    )),
                 }
             }
         };
@@ -274,7 +278,10 @@ impl ModelConfig {
             None => bert.max_position_embeddings,
             Some(bytes) => {
                 let raw: RawSentenceBertConfig = serde_json::from_slice(bytes).map_err(|e| {
-                    EngineError::model(files.path_of(SENTENCE_BERT_CONFIG), format!("invalid JSON: {e}"))
+                    EngineError::model(
+                        files.path_of(SENTENCE_BERT_CONFIG),
+                        format!("invalid JSON: {e}"),
+                    )
                 })?;
                 raw.max_seq_length.unwrap_or(bert.max_position_embeddings)
             }

@@ -113,7 +113,11 @@ pub fn read_text(path: &Path) -> Result<String> {
 pub fn parse_corpus(text: &str, path: &Path) -> Result<Vec<Passage>> {
     let passages: Vec<Passage> = parse_jsonl(text, path)?;
     if passages.is_empty() {
-        return Err(EngineError::data(path, 0, "the corpus is empty (no passages)"));
+        return Err(EngineError::data(
+            path,
+            0,
+            "the corpus is empty (no passages)",
+        ));
     }
     check_unique(passages.iter().map(|p| p.id.as_str()), text, path)?;
     Ok(passages)
@@ -135,7 +139,11 @@ fn check_unique<'a>(ids: impl Iterator<Item = &'a str>, text: &str, path: &Path)
         .collect();
     for (n, id) in ids.enumerate() {
         if !seen.insert(id) {
-            return Err(EngineError::data(path, lines[n], format!("duplicate id '{id}'")));
+            return Err(EngineError::data(
+                path,
+                lines[n],
+                format!("duplicate id '{id}'"),
+            ));
         }
     }
     Ok(())
@@ -161,24 +169,29 @@ pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
         } else {
             line.split_whitespace().collect()
         };
-        let (q, d, rel) = match (beir, fields.as_slice()) {
-            (true, [q, d, r]) => (*q, *d, *r),
-            (false, [q, _, d, r]) => (*q, *d, *r),
-            (true, _) => {
-                return Err(EngineError::data(
+        let (q, d, rel) =
+            match (beir, fields.as_slice()) {
+                (true, [q, d, r]) => (*q, *d, *r),
+                (false, [q, _, d, r]) => (*q, *d, *r),
+                (true, _) => return Err(EngineError::data(
                     path,
                     i + 1,
-                    format!("expected 3 tab-separated fields (query-id, corpus-id, score), found {}", fields.len()),
-                ))
-            }
-            (false, _) => {
-                return Err(EngineError::data(
-                    path,
-                    i + 1,
-                    format!("expected 4 fields (qid 0 docid rel), found {}", fields.len()),
-                ))
-            }
-        };
+                    format!(
+                        "expected 3 tab-separated fields (query-id, corpus-id, score), found {}",
+                        fields.len()
+                    ),
+                )),
+                (false, _) => {
+                    return Err(EngineError::data(
+                        path,
+                        i + 1,
+                        format!(
+                            "expected 4 fields (qid 0 docid rel), found {}",
+                            fields.len()
+                        ),
+                    ))
+                }
+            };
         let rel: i32 = rel.trim().parse().map_err(|_| {
             EngineError::data(path, i + 1, format!("relevance '{rel}' is not an integer"))
         })?;
@@ -204,9 +217,10 @@ pub fn parse_candidates(text: &str, path: &Path) -> Result<BTreeMap<String, Vec<
         }
         let mut parts = line.split('\t');
         match (parts.next(), parts.next(), parts.next()) {
-            (Some(q), Some(d), None) if !q.is_empty() && !d.is_empty() => {
-                out.entry(q.to_string()).or_default().push(d.trim().to_string())
-            }
+            (Some(q), Some(d), None) if !q.is_empty() && !d.is_empty() => out
+                .entry(q.to_string())
+                .or_default()
+                .push(d.trim().to_string()),
             _ => {
                 return Err(EngineError::data(
                     path,
@@ -308,14 +322,22 @@ impl EvalSet {
         if queries_list.is_empty() {
             return Err(EngineError::data(&queries_path, 0, "no queries"));
         }
-        check_unique(queries_list.iter().map(|q| q.id.as_str()), queries, &queries_path)?;
+        check_unique(
+            queries_list.iter().map(|q| q.id.as_str()),
+            queries,
+            &queries_path,
+        )?;
         let mut parsed = BTreeMap::new();
         for (mode, text) in qrels {
             let path = root.join(format!("qrels/{}.tsv", mode.name()));
             parsed.insert(mode, parse_qrels(text, &path)?);
         }
         if !parsed.contains_key(&Mode::Og) {
-            return Err(EngineError::data(root.join("qrels/og.tsv"), 0, "missing: every set needs qrels/og.tsv"));
+            return Err(EngineError::data(
+                root.join("qrels/og.tsv"),
+                0,
+                "missing: every set needs qrels/og.tsv",
+            ));
         }
         let candidates = candidates
             .map(|t| parse_candidates(t, &root.join("candidates.tsv")))

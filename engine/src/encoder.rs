@@ -27,7 +27,10 @@ pub struct Embeddings {
 impl Embeddings {
     /// An empty matrix of width `dim`.
     pub fn new(dim: usize) -> Self {
-        Embeddings { dim, data: Vec::new() }
+        Embeddings {
+            dim,
+            data: Vec::new(),
+        }
     }
 
     /// Number of rows.
@@ -65,7 +68,11 @@ impl Embeddings {
 
 /// Scales `v` to unit L2 norm, as `torch.nn.functional.normalize` does (eps 1e-12).
 pub fn l2_normalize(v: &mut [f32]) {
-    let norm = v.iter().map(|x| (*x as f64) * (*x as f64)).sum::<f64>().sqrt();
+    let norm = v
+        .iter()
+        .map(|x| (*x as f64) * (*x as f64))
+        .sum::<f64>()
+        .sqrt();
     let scale = 1.0 / norm.max(1e-12);
     for x in v {
         *x = (*x as f64 * scale) as f32;
@@ -221,7 +228,8 @@ impl Encoder {
 
     fn batch_tensors(&self, batch: &TokenBatch) -> (Tensor<2, Int>, Tensor<2>) {
         let shape = [batch.batch(), batch.seq];
-        let ids = Tensor::<2, Int>::from_data(TensorData::new(batch.ids.clone(), shape), &self.device);
+        let ids =
+            Tensor::<2, Int>::from_data(TensorData::new(batch.ids.clone(), shape), &self.device);
         let mask = Tensor::<2>::from_data(TensorData::new(batch.mask.clone(), shape), &self.device);
         (ids, mask)
     }
@@ -281,7 +289,9 @@ pub fn pool(hidden: Tensor<3>, batch: &TokenBatch, pooling: Pooling, device: &De
     for (i, &len) in batch.lens.iter().enumerate() {
         let row = &mut weights[i * s..(i + 1) * s];
         match pooling {
-            Pooling::Mean => row[..len].iter_mut().for_each(|w| *w = 1.0 / len.max(1) as f32),
+            Pooling::Mean => row[..len]
+                .iter_mut()
+                .for_each(|w| *w = 1.0 / len.max(1) as f32),
             Pooling::MeanSqrtLen => row[..len]
                 .iter_mut()
                 .for_each(|w| *w = 1.0 / (len.max(1) as f32).sqrt()),

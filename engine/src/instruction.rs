@@ -116,7 +116,10 @@ impl CrossAttentionInteraction {
                 v[i * dim + i] = 1.0;
             }
             Linear {
-                weight: Param::from_tensor(Tensor::from_data(TensorData::new(v, [dim, dim]), device)),
+                weight: Param::from_tensor(Tensor::from_data(
+                    TensorData::new(v, [dim, dim]),
+                    device,
+                )),
                 bias: None,
             }
         };
@@ -129,7 +132,12 @@ impl CrossAttentionInteraction {
 
     /// Loads `cross_attention.safetensors` (tensors `w_i.weight`, `w_q1.weight`, `w_q2.weight`,
     /// each `[dim, dim]` in PyTorch's `[out, in]` layout).
-    pub fn from_safetensors(bytes: &[u8], path: &Path, dim: usize, device: &Device) -> Result<Self> {
+    pub fn from_safetensors(
+        bytes: &[u8],
+        path: &Path,
+        dim: usize,
+        device: &Device,
+    ) -> Result<Self> {
         let r = WeightReader::new(bytes, path, device)?;
         let load = |name: &str| -> Result<Linear> {
             let w = r.tensor(&format!("{name}.weight"), [dim, dim])?.transpose();
@@ -174,10 +182,16 @@ impl CrossAttentionInteraction {
         let q = self.w_i.forward(instruction);
         let k = self.w_q1.forward(query.clone());
         let v = self.w_q2.forward(query);
-        let bias = (query_mask.neg() + 1.0).mul_scalar(-1.0e9).reshape([b, 1, lq]);
+        let bias = (query_mask.neg() + 1.0)
+            .mul_scalar(-1.0e9)
+            .reshape([b, 1, lq]);
         let scores = q.matmul(k.transpose()).mul_scalar(1.0 / (d as f64).sqrt()) + bias;
         let mixed = softmax(scores, 2).matmul(v);
-        let len = instruction_mask.clone().sum_dim(1).clamp_min(1.0).reshape([b, 1]);
+        let len = instruction_mask
+            .clone()
+            .sum_dim(1)
+            .clamp_min(1.0)
+            .reshape([b, 1]);
         let weights = instruction_mask.reshape([b, li, 1]);
         (mixed * weights).sum_dim(1).reshape([b, d]) / len
     }
@@ -196,7 +210,9 @@ impl Encoder {
             dim,
             data: vec![0.0; pairs.len() * dim],
         };
-        let plain: Vec<usize> = (0..pairs.len()).filter(|&i| pairs[i].0.trim().is_empty()).collect();
+        let plain: Vec<usize> = (0..pairs.len())
+            .filter(|&i| pairs[i].0.trim().is_empty())
+            .collect();
         if !plain.is_empty() {
             let texts: Vec<&str> = plain.iter().map(|&i| pairs[i].1).collect();
             let e = self.encode(&texts)?;
@@ -204,7 +220,9 @@ impl Encoder {
                 out.data[i * dim..(i + 1) * dim].copy_from_slice(e.row(row));
             }
         }
-        let mixed: Vec<usize> = (0..pairs.len()).filter(|&i| !pairs[i].0.trim().is_empty()).collect();
+        let mixed: Vec<usize> = (0..pairs.len())
+            .filter(|&i| !pairs[i].0.trim().is_empty())
+            .collect();
         for chunk in mixed.chunks(self.batch_size.max(1)) {
             let instr: Vec<&str> = chunk.iter().map(|&i| pairs[i].0).collect();
             let query: Vec<&str> = chunk.iter().map(|&i| pairs[i].1).collect();

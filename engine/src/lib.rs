@@ -11,7 +11,10 @@
 //! * [`instruction`]: how an instruction joins a query (template or cross-attention);
 //! * [`backend`]: one model code path over burn's CPU, wgpu/WebGPU, Vulkan and CUDA devices;
 //! * [`retrieval`]: exact cosine top-k, streaming, and the persistent index file;
-//! * [`data`] and [`demo`]: the shared data formats and the built-in demo set.
+//! * [`data`] and [`demo`]: the shared data formats and the built-in demo set;
+//! * [`metrics`]: every evaluation metric (trec_eval-exact standard metrics, p-MRR, WISE,
+//!   SICR, INSTFOL, significance tests), one implementation for CLI, trainer and browser;
+//! * [`evaluation`]: from an evaluation set and an encoder to one run per mode.
 //!
 //! The encoder runs on [burn](https://burn.dev): tensors carry a runtime `Device`, so the same
 //! functions serve every backend; only the device value differs.
@@ -25,7 +28,9 @@ pub mod data;
 pub mod demo;
 pub mod encoder;
 pub mod error;
+pub mod evaluation;
 pub mod instruction;
+pub mod metrics;
 pub mod model_files;
 pub mod retrieval;
 pub mod safetensors_io;

@@ -139,8 +139,9 @@ impl ModelFiles {
         let Some(bytes) = self.get(MODULES_JSON) else {
             return Ok(None);
         };
-        let entries: Vec<ModuleEntry> = serde_json::from_slice(bytes)
-            .map_err(|e| EngineError::model(self.path_of(MODULES_JSON), format!("invalid JSON: {e}")))?;
+        let entries: Vec<ModuleEntry> = serde_json::from_slice(bytes).map_err(|e| {
+            EngineError::model(self.path_of(MODULES_JSON), format!("invalid JSON: {e}"))
+        })?;
         let mut modules = Modules::default();
         for entry in entries {
             let kind = entry.kind.rsplit('.').next().unwrap_or("").to_string();

@@ -160,7 +160,12 @@ pub struct IndexHeader {
 
 /// Writes an index file: magic, header length (u64 LE), JSON header, then `count x dim` f32 LE
 /// values (L2-normalised). The file appears atomically (written beside, then renamed).
-pub fn write_index(path: &Path, model: &str, ids: &[String], embeddings: &Embeddings) -> Result<()> {
+pub fn write_index(
+    path: &Path,
+    model: &str,
+    ids: &[String],
+    embeddings: &Embeddings,
+) -> Result<()> {
     let mut writer = IndexWriter::create(path, model, embeddings.dim, ids.to_vec())?;
     writer.append(&embeddings.data)?;
     writer.finish()
@@ -192,7 +197,9 @@ impl IndexWriter {
         let io = |e| EngineError::io(&tmp, e);
         let mut writer = BufWriter::new(File::create(&tmp).map_err(io)?);
         writer.write_all(MAGIC).map_err(io)?;
-        writer.write_all(&(header.len() as u64).to_le_bytes()).map_err(io)?;
+        writer
+            .write_all(&(header.len() as u64).to_le_bytes())
+            .map_err(io)?;
         writer.write_all(&header).map_err(io)?;
         Ok(IndexWriter {
             path: path.to_path_buf(),
@@ -251,7 +258,10 @@ impl IndexWriter {
 }
 
 fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(".partial");
     path.with_file_name(name)
 }
@@ -292,8 +302,8 @@ impl IndexReader {
         reader
             .read_exact(&mut header)
             .map_err(|_| bad("truncated index header".into()))?;
-        let header: IndexHeader =
-            serde_json::from_slice(&header).map_err(|e| bad(format!("corrupt index header: {e}")))?;
+        let header: IndexHeader = serde_json::from_slice(&header)
+            .map_err(|e| bad(format!("corrupt index header: {e}")))?;
         let expected = 16 + len + (header.ids.len() * header.dim * 4) as u64;
         if size != expected {
             return Err(bad(format!(
@@ -353,7 +363,12 @@ impl IndexReader {
     }
 
     /// Exact top-k of `queries` over the whole index, streaming `block_rows` rows at a time.
-    pub fn search(mut self, queries: Embeddings, k: usize, block_rows: usize) -> Result<Vec<Vec<Hit>>> {
+    pub fn search(
+        mut self,
+        queries: Embeddings,
+        k: usize,
+        block_rows: usize,
+    ) -> Result<Vec<Vec<Hit>>> {
         if queries.dim != self.header.dim {
             return Err(EngineError::Invalid(format!(
                 "query width {} does not match the index width {}",

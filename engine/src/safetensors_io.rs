@@ -17,5 +17,6 @@ pub fn write_f32(tensors: &[(String, Vec<usize>, Vec<f32>)]) -> Result<Vec<u8>> 
                 .map_err(|e| EngineError::Invalid(format!("tensor '{name}': {e}")))
         })
         .collect::<Result<_>>()?;
-    safetensors::serialize(views, None).map_err(|e| EngineError::Invalid(format!("safetensors: {e}")))
+    safetensors::serialize(views, None)
+        .map_err(|e| EngineError::Invalid(format!("safetensors: {e}")))
 }

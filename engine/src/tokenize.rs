@@ -59,7 +59,10 @@ impl TextTokenizer {
             .inner
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| EngineError::Tokenizer(e.to_string()))?;
-        Ok(encodings.into_iter().map(|e| e.get_ids().to_vec()).collect())
+        Ok(encodings
+            .into_iter()
+            .map(|e| e.get_ids().to_vec())
+            .collect())
     }
 
     /// The tokens (as strings) of one text, for display and debugging.

@@ -9,7 +9,10 @@ mod common;
 use engine::{BackendKind, Encoder};
 
 fn texts() -> Vec<String> {
-    let mut t: Vec<String> = common::golden("minilm_golden.json").into_iter().map(|g| g.text).collect();
+    let mut t: Vec<String> = common::golden("minilm_golden.json")
+        .into_iter()
+        .map(|g| g.text)
+        .collect();
     t.truncate(24);
     t.push("a much longer passage ".repeat(80));
     t
@@ -37,7 +40,10 @@ fn check(kind: BackendKind) {
         assert!(c >= 0.99999, "{} text {i}: cosine {c}", kind.name());
         assert!(common::cosine(gpu.row(i), asynchronous.row(i)) > 0.9999999);
     }
-    println!("{} ({device:?}): worst cosine with CPU {worst:.8}", kind.name());
+    println!(
+        "{} ({device:?}): worst cosine with CPU {worst:.8}",
+        kind.name()
+    );
 }
 
 /// Minimal executor for the async readback path.

@@ -41,8 +41,11 @@ pub struct Golden {
 
 /// Reads a golden file written by `tests/golden/make_golden.py`.
 pub fn golden(name: &str) -> Vec<Golden> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     v["records"]
         .as_array()
         .unwrap()

@@ -20,10 +20,26 @@ fn corpus_reads_ids_titles_and_ignores_extra_fields() {
 #[test]
 fn malformed_corpus_lines_name_file_and_line() {
     let cases = [
-        ("{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\"}\n", "set/corpus.jsonl:2", "missing field `text`"),
-        ("{\"_id\": \"a\", \"text\": \"x\"}\n{not json}\n", "set/corpus.jsonl:2", "key must be a string"),
-        ("{\"_id\": \"a\", \"text\": \"x\"}\n\n{\"_id\": \"a\", \"text\": \"y\"}\n", "set/corpus.jsonl:3", "duplicate id 'a'"),
-        ("{\"_id\": 5, \"text\": \"x\"}\n", "set/corpus.jsonl:1", "invalid type"),
+        (
+            "{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\"}\n",
+            "set/corpus.jsonl:2",
+            "missing field `text`",
+        ),
+        (
+            "{\"_id\": \"a\", \"text\": \"x\"}\n{not json}\n",
+            "set/corpus.jsonl:2",
+            "key must be a string",
+        ),
+        (
+            "{\"_id\": \"a\", \"text\": \"x\"}\n\n{\"_id\": \"a\", \"text\": \"y\"}\n",
+            "set/corpus.jsonl:3",
+            "duplicate id 'a'",
+        ),
+        (
+            "{\"_id\": 5, \"text\": \"x\"}\n",
+            "set/corpus.jsonl:1",
+            "invalid type",
+        ),
         ("\n\n", "set/corpus.jsonl:0", "empty"),
     ];
     for (text, location, problem) in cases {
@@ -45,13 +61,30 @@ fn queries_with_optional_instructions() {
 
 #[test]
 fn qrels_beir_and_trec_forms() {
-    let beir = parse_qrels("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n", Path::new("og.tsv")).unwrap();
+    let beir = parse_qrels(
+        "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n",
+        Path::new("og.tsv"),
+    )
+    .unwrap();
     assert_eq!(beir["q1"]["d1"], 2);
     assert_eq!(beir["q1"]["d2"], 0);
     let trec = parse_qrels("q1 0 d1 1\nq2 0 d3 0\n", Path::new("og.txt")).unwrap();
     assert_eq!(trec["q2"]["d3"], 0);
-    let msg = parse_qrels("query-id\tcorpus-id\tscore\nq1\td1\thigh\n", Path::new("og.tsv")).unwrap_err().to_string();
-    assert!(msg.starts_with("og.tsv:2") && msg.contains("not an integer"), "{msg}");
-    let msg = parse_qrels("q1 0 d1\n", Path::new("og.txt")).unwrap_err().to_string();
-    assert!(msg.starts_with("og.txt:1") && msg.contains("expected 4 fields"), "{msg}");
+    let msg = parse_qrels(
+        "query-id\tcorpus-id\tscore\nq1\td1\thigh\n",
+        Path::new("og.tsv"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        msg.starts_with("og.tsv:2") && msg.contains("not an integer"),
+        "{msg}"
+    );
+    let msg = parse_qrels("q1 0 d1\n", Path::new("og.txt"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("og.txt:1") && msg.contains("expected 4 fields"),
+        "{msg}"
+    );
 }

@@ -43,26 +43,91 @@ fn random_weights(s: Shape, seed: u64) -> Tensors {
         t.push((name.to_string(), shape, v));
     };
     let h = s.hidden;
-    add("embeddings.word_embeddings.weight", vec![s.vocab, h], 0.5, 0.0, &mut r);
-    add("embeddings.position_embeddings.weight", vec![s.positions, h], 0.5, 0.0, &mut r);
-    add("embeddings.token_type_embeddings.weight", vec![2, h], 0.5, 0.0, &mut r);
+    add(
+        "embeddings.word_embeddings.weight",
+        vec![s.vocab, h],
+        0.5,
+        0.0,
+        &mut r,
+    );
+    add(
+        "embeddings.position_embeddings.weight",
+        vec![s.positions, h],
+        0.5,
+        0.0,
+        &mut r,
+    );
+    add(
+        "embeddings.token_type_embeddings.weight",
+        vec![2, h],
+        0.5,
+        0.0,
+        &mut r,
+    );
     add("embeddings.LayerNorm.weight", vec![h], 0.1, 1.0, &mut r);
     add("embeddings.LayerNorm.bias", vec![h], 0.1, 0.0, &mut r);
     let w = (1.0 / h as f32).sqrt() * 1.7;
     for l in 0..s.layers {
         let p = format!("encoder.layer.{l}");
-        for name in ["attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"] {
+        for name in [
+            "attention.self.query",
+            "attention.self.key",
+            "attention.self.value",
+            "attention.output.dense",
+        ] {
             add(&format!("{p}.{name}.weight"), vec![h, h], w, 0.0, &mut r);
             add(&format!("{p}.{name}.bias"), vec![h], 0.1, 0.0, &mut r);
         }
-        add(&format!("{p}.attention.output.LayerNorm.weight"), vec![h], 0.1, 1.0, &mut r);
-        add(&format!("{p}.attention.output.LayerNorm.bias"), vec![h], 0.1, 0.0, &mut r);
-        add(&format!("{p}.intermediate.dense.weight"), vec![s.inter, h], w, 0.0, &mut r);
-        add(&format!("{p}.intermediate.dense.bias"), vec![s.inter], 0.1, 0.0, &mut r);
-        add(&format!("{p}.output.dense.weight"), vec![h, s.inter], (1.0 / s.inter as f32).sqrt() * 1.7, 0.0, &mut r);
+        add(
+            &format!("{p}.attention.output.LayerNorm.weight"),
+            vec![h],
+            0.1,
+            1.0,
+            &mut r,
+        );
+        add(
+            &format!("{p}.attention.output.LayerNorm.bias"),
+            vec![h],
+            0.1,
+            0.0,
+            &mut r,
+        );
+        add(
+            &format!("{p}.intermediate.dense.weight"),
+            vec![s.inter, h],
+            w,
+            0.0,
+            &mut r,
+        );
+        add(
+            &format!("{p}.intermediate.dense.bias"),
+            vec![s.inter],
+            0.1,
+            0.0,
+            &mut r,
+        );
+        add(
+            &format!("{p}.output.dense.weight"),
+            vec![h, s.inter],
+            (1.0 / s.inter as f32).sqrt() * 1.7,
+            0.0,
+            &mut r,
+        );
         add(&format!("{p}.output.dense.bias"), vec![h], 0.1, 0.0, &mut r);
-        add(&format!("{p}.output.LayerNorm.weight"), vec![h], 0.1, 1.0, &mut r);
-        add(&format!("{p}.output.LayerNorm.bias"), vec![h], 0.1, 0.0, &mut r);
+        add(
+            &format!("{p}.output.LayerNorm.weight"),
+            vec![h],
+            0.1,
+            1.0,
+            &mut r,
+        );
+        add(
+            &format!("{p}.output.LayerNorm.bias"),
+            vec![h],
+            0.1,
+            0.0,
+            &mut r,
+        );
     }
     t
 }
@@ -83,7 +148,11 @@ fn write_model(dir: &Path, s: Shape, weights: &Tensors, pooling: &str, normalize
         "layer_norm_eps": 1e-12, "hidden_act": "gelu", "pad_token_id": 0
     });
     std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    std::fs::copy(common::model_dir().join("tokenizer.json"), dir.join("tokenizer.json")).unwrap();
+    std::fs::copy(
+        common::model_dir().join("tokenizer.json"),
+        dir.join("tokenizer.json"),
+    )
+    .unwrap();
     std::fs::write(dir.join("model.safetensors"), write_f32(weights).unwrap()).unwrap();
     let mut modules = vec![
         serde_json::json!({"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}),
@@ -92,12 +161,20 @@ fn write_model(dir: &Path, s: Shape, weights: &Tensors, pooling: &str, normalize
     if normalize {
         modules.push(serde_json::json!({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}));
     }
-    std::fs::write(dir.join("modules.json"), serde_json::Value::Array(modules).to_string()).unwrap();
+    std::fs::write(
+        dir.join("modules.json"),
+        serde_json::Value::Array(modules).to_string(),
+    )
+    .unwrap();
     std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
     let mut p = serde_json::json!({"word_embedding_dimension": s.hidden});
     p[format!("pooling_mode_{pooling}")] = serde_json::Value::Bool(true);
     std::fs::write(dir.join("1_Pooling/config.json"), p.to_string()).unwrap();
-    std::fs::write(dir.join("sentence_bert_config.json"), r#"{"max_seq_length": 64}"#).unwrap();
+    std::fs::write(
+        dir.join("sentence_bert_config.json"),
+        r#"{"max_seq_length": 64}"#,
+    )
+    .unwrap();
 }
 
 /// Naive f64 BERT forward for one token sequence: last hidden states [seq][hidden].
@@ -116,7 +193,12 @@ fn reference_forward(s: Shape, w: &Tensors, ids: &[u32]) -> Vec<Vec<f64>> {
         let wt = get(&format!("{name}.weight"));
         let bias = get(&format!("{name}.bias"));
         (0..d_out)
-            .map(|o| (0..d_in).map(|i| x[i] * wt[o * d_in + i] as f64).sum::<f64>() + bias[o] as f64)
+            .map(|o| {
+                (0..d_in)
+                    .map(|i| x[i] * wt[o * d_in + i] as f64)
+                    .sum::<f64>()
+                    + bias[o] as f64
+            })
             .collect()
     };
     let (we, pe, te) = (
@@ -131,7 +213,11 @@ fn reference_forward(s: Shape, w: &Tensors, ids: &[u32]) -> Vec<Vec<f64>> {
             let mut v: Vec<f64> = (0..h)
                 .map(|i| we[t as usize * h + i] as f64 + pe[p * h + i] as f64 + te[i] as f64)
                 .collect();
-            ln(&mut v, get("embeddings.LayerNorm.weight"), get("embeddings.LayerNorm.bias"));
+            ln(
+                &mut v,
+                get("embeddings.LayerNorm.weight"),
+                get("embeddings.LayerNorm.bias"),
+            );
             v
         })
         .collect();
@@ -139,9 +225,18 @@ fn reference_forward(s: Shape, w: &Tensors, ids: &[u32]) -> Vec<Vec<f64>> {
     let dh = h / s.heads;
     for l in 0..s.layers {
         let p = format!("encoder.layer.{l}");
-        let q: Vec<Vec<f64>> = x.iter().map(|v| linear(v, &format!("{p}.attention.self.query"), h, h)).collect();
-        let k: Vec<Vec<f64>> = x.iter().map(|v| linear(v, &format!("{p}.attention.self.key"), h, h)).collect();
-        let vv: Vec<Vec<f64>> = x.iter().map(|v| linear(v, &format!("{p}.attention.self.value"), h, h)).collect();
+        let q: Vec<Vec<f64>> = x
+            .iter()
+            .map(|v| linear(v, &format!("{p}.attention.self.query"), h, h))
+            .collect();
+        let k: Vec<Vec<f64>> = x
+            .iter()
+            .map(|v| linear(v, &format!("{p}.attention.self.key"), h, h))
+            .collect();
+        let vv: Vec<Vec<f64>> = x
+            .iter()
+            .map(|v| linear(v, &format!("{p}.attention.self.value"), h, h))
+            .collect();
         let mut ctx = vec![vec![0.0; h]; n];
         for head in 0..s.heads {
             let r = head * dh..(head + 1) * dh;
@@ -160,14 +255,22 @@ fn reference_forward(s: Shape, w: &Tensors, ids: &[u32]) -> Vec<Vec<f64>> {
         for i in 0..n {
             let a = linear(&ctx[i], &format!("{p}.attention.output.dense"), h, h);
             let mut y: Vec<f64> = (0..h).map(|c| a[c] + x[i][c]).collect();
-            ln(&mut y, get(&format!("{p}.attention.output.LayerNorm.weight")), get(&format!("{p}.attention.output.LayerNorm.bias")));
+            ln(
+                &mut y,
+                get(&format!("{p}.attention.output.LayerNorm.weight")),
+                get(&format!("{p}.attention.output.LayerNorm.bias")),
+            );
             let inter: Vec<f64> = linear(&y, &format!("{p}.intermediate.dense"), h, s.inter)
                 .into_iter()
                 .map(|v| 0.5 * v * (1.0 + erf(v / std::f64::consts::SQRT_2)))
                 .collect();
             let o = linear(&inter, &format!("{p}.output.dense"), s.inter, h);
             let mut z: Vec<f64> = (0..h).map(|c| o[c] + y[c]).collect();
-            ln(&mut z, get(&format!("{p}.output.LayerNorm.weight")), get(&format!("{p}.output.LayerNorm.bias")));
+            ln(
+                &mut z,
+                get(&format!("{p}.output.LayerNorm.weight")),
+                get(&format!("{p}.output.LayerNorm.bias")),
+            );
             x[i] = z;
         }
     }
@@ -178,31 +281,57 @@ fn reference_forward(s: Shape, w: &Tensors, ids: &[u32]) -> Vec<Vec<f64>> {
 fn erf(x: f64) -> f64 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t * (-z * z - 1.26551223
-        + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
-        + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
-        .exp();
-    if x >= 0.0 { 1.0 - r } else { r - 1.0 }
+    let r = t
+        * (-z * z - 1.26551223
+            + t * (1.00002368
+                + t * (0.37409196
+                    + t * (0.09678418
+                        + t * (-0.18628806
+                            + t * (0.27886807
+                                + t * (-1.13520398
+                                    + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+            .exp();
+    if x >= 0.0 {
+        1.0 - r
+    } else {
+        r - 1.0
+    }
 }
 
 fn pooled_reference(states: &[Vec<f64>], pooling: Pooling) -> Vec<f64> {
     let n = states.len();
     let h = states[0].len();
     match pooling {
-        Pooling::Mean => (0..h).map(|c| states.iter().map(|s| s[c]).sum::<f64>() / n as f64).collect(),
-        Pooling::MeanSqrtLen => (0..h).map(|c| states.iter().map(|s| s[c]).sum::<f64>() / (n as f64).sqrt()).collect(),
+        Pooling::Mean => (0..h)
+            .map(|c| states.iter().map(|s| s[c]).sum::<f64>() / n as f64)
+            .collect(),
+        Pooling::MeanSqrtLen => (0..h)
+            .map(|c| states.iter().map(|s| s[c]).sum::<f64>() / (n as f64).sqrt())
+            .collect(),
         Pooling::Cls => states[0].clone(),
         Pooling::LastToken => states[n - 1].clone(),
-        Pooling::Max => (0..h).map(|c| states.iter().map(|s| s[c]).fold(f64::MIN, f64::max)).collect(),
+        Pooling::Max => (0..h)
+            .map(|c| states.iter().map(|s| s[c]).fold(f64::MIN, f64::max))
+            .collect(),
     }
 }
 
-const TINY: Shape = Shape { vocab: 30522, hidden: 32, layers: 2, heads: 4, inter: 64, positions: 64 };
+const TINY: Shape = Shape {
+    vocab: 30522,
+    hidden: 32,
+    layers: 2,
+    heads: 4,
+    inter: 64,
+    positions: 64,
+};
 
 #[test]
 fn tiny_random_model_matches_reference_for_every_pooling() {
     let weights = random_weights(TINY, 7);
-    let texts = ["a short text", "a rather longer text with quite a few more words in it than the first"];
+    let texts = [
+        "a short text",
+        "a rather longer text with quite a few more words in it than the first",
+    ];
     for (mode, pooling) in [
         ("mean_tokens", Pooling::Mean),
         ("cls_token", Pooling::Cls),
@@ -220,7 +349,10 @@ fn tiny_random_model_matches_reference_for_every_pooling() {
             let ids = enc.tokenizer().encode(&[text]).unwrap().remove(0);
             let want = pooled_reference(&reference_forward(TINY, &weights, &ids), pooling);
             for (c, (g, w)) in got.row(i).iter().zip(&want).enumerate() {
-                assert!((*g as f64 - w).abs() < 2e-4, "{mode} text {i} dim {c}: {g} vs {w}");
+                assert!(
+                    (*g as f64 - w).abs() < 2e-4,
+                    "{mode} text {i} dim {c}: {g} vs {w}"
+                );
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();
@@ -229,7 +361,14 @@ fn tiny_random_model_matches_reference_for_every_pooling() {
 
 #[test]
 fn bert_base_shaped_random_model_loads_and_matches_reference() {
-    let shape = Shape { vocab: 30522, hidden: 768, layers: 12, heads: 12, inter: 3072, positions: 512 };
+    let shape = Shape {
+        vocab: 30522,
+        hidden: 768,
+        layers: 12,
+        heads: 12,
+        inter: 3072,
+        positions: 512,
+    };
     let weights = random_weights(shape, 11);
     let dir = tmpdir("bert-base");
     write_model(&dir, shape, &weights, "cls_token", true);
@@ -239,9 +378,19 @@ fn bert_base_shaped_random_model_loads_and_matches_reference() {
     let ids = enc.tokenizer().encode(&["hello world"]).unwrap().remove(0);
     let want = pooled_reference(&reference_forward(shape, &weights, &ids), Pooling::Cls);
     let norm = want.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let cos: f64 = got.row(0).iter().zip(&want).map(|(g, w)| *g as f64 * w / norm).sum();
+    let cos: f64 = got
+        .row(0)
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| *g as f64 * w / norm)
+        .sum();
     assert!(cos > 0.99999, "cosine with the reference {cos}");
-    let got_norm: f64 = got.row(0).iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    let got_norm: f64 = got
+        .row(0)
+        .iter()
+        .map(|x| (*x as f64).powi(2))
+        .sum::<f64>()
+        .sqrt();
     assert!((got_norm - 1.0).abs() < 1e-5, "Normalize module honoured");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -270,18 +419,31 @@ fn output_keeps_input_order_and_empty_input_is_empty() {
     let all = enc.encode(&texts).unwrap();
     for (i, t) in texts.iter().enumerate() {
         let single = enc.encode(&[t]).unwrap();
-        assert!(common::cosine(all.row(i), single.row(0)) > 0.999999, "row {i}");
+        assert!(
+            common::cosine(all.row(i), single.row(0)) > 0.999999,
+            "row {i}"
+        );
     }
     assert!(enc.encode(&[]).unwrap().is_empty());
 }
 
 fn copy_default(name: &str) -> PathBuf {
     let dir = tmpdir(name);
-    for f in ["config.json", "tokenizer.json", "model.safetensors", "modules.json", "sentence_bert_config.json"] {
+    for f in [
+        "config.json",
+        "tokenizer.json",
+        "model.safetensors",
+        "modules.json",
+        "sentence_bert_config.json",
+    ] {
         std::fs::copy(common::model_dir().join(f), dir.join(f)).unwrap();
     }
     std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
-    std::fs::copy(common::model_dir().join("1_Pooling/config.json"), dir.join("1_Pooling/config.json")).unwrap();
+    std::fs::copy(
+        common::model_dir().join("1_Pooling/config.json"),
+        dir.join("1_Pooling/config.json"),
+    )
+    .unwrap();
     dir
 }
 
@@ -296,14 +458,20 @@ fn broken_model_folders_give_clear_errors() {
     let dir = copy_default("missing");
     std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
     let msg = load_err(&dir);
-    assert!(msg.contains("tokenizer.json") && msg.contains("missing"), "{msg}");
+    assert!(
+        msg.contains("tokenizer.json") && msg.contains("missing"),
+        "{msg}"
+    );
 
     // Truncated safetensors.
     let dir = copy_default("truncated");
     let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
     std::fs::write(dir.join("model.safetensors"), &bytes[..bytes.len() / 2]).unwrap();
     let msg = load_err(&dir);
-    assert!(msg.contains("model.safetensors") && msg.contains("not a valid safetensors"), "{msg}");
+    assert!(
+        msg.contains("model.safetensors") && msg.contains("not a valid safetensors"),
+        "{msg}"
+    );
 
     // Not safetensors at all.
     std::fs::write(dir.join("model.safetensors"), b"hello").unwrap();
@@ -312,26 +480,47 @@ fn broken_model_folders_give_clear_errors() {
 
     // Wrong tensor shape: config says a wider model than the weights hold.
     let dir = copy_default("shape");
-    let cfg = std::fs::read_to_string(dir.join("config.json")).unwrap().replace("\"intermediate_size\": 1536", "\"intermediate_size\": 1024");
+    let cfg = std::fs::read_to_string(dir.join("config.json"))
+        .unwrap()
+        .replace("\"intermediate_size\": 1536", "\"intermediate_size\": 1024");
     std::fs::write(dir.join("config.json"), cfg).unwrap();
     let msg = load_err(&dir);
-    assert!(msg.contains("model.safetensors") && msg.contains("has shape") && msg.contains("intermediate"), "{msg}");
+    assert!(
+        msg.contains("model.safetensors")
+            && msg.contains("has shape")
+            && msg.contains("intermediate"),
+        "{msg}"
+    );
 
     // Unknown architecture.
     let dir = copy_default("arch");
-    let cfg = std::fs::read_to_string(dir.join("config.json")).unwrap().replace("\"model_type\": \"bert\"", "\"model_type\": \"xlm-roberta\"");
+    let cfg = std::fs::read_to_string(dir.join("config.json"))
+        .unwrap()
+        .replace(
+            "\"model_type\": \"bert\"",
+            "\"model_type\": \"xlm-roberta\"",
+        );
     std::fs::write(dir.join("config.json"), cfg).unwrap();
     let msg = load_err(&dir);
-    assert!(msg.contains("config.json") && msg.contains("unknown architecture 'xlm-roberta'"), "{msg}");
+    assert!(
+        msg.contains("config.json") && msg.contains("unknown architecture 'xlm-roberta'"),
+        "{msg}"
+    );
 
     // Corrupt JSON.
     std::fs::write(dir.join("config.json"), "{ not json").unwrap();
     let msg = load_err(&dir);
-    assert!(msg.contains("config.json") && msg.contains("invalid JSON"), "{msg}");
+    assert!(
+        msg.contains("config.json") && msg.contains("invalid JSON"),
+        "{msg}"
+    );
 
     // Not a folder.
     let msg = load_err(Path::new("/nonexistent/model"));
-    assert!(msg.contains("/nonexistent/model") && msg.contains("not found"), "{msg}");
+    assert!(
+        msg.contains("/nonexistent/model") && msg.contains("not found"),
+        "{msg}"
+    );
 
     for name in ["missing", "truncated", "shape", "arch"] {
         let _ = std::fs::remove_dir_all(tmpdir(name));
@@ -341,9 +530,14 @@ fn broken_model_folders_give_clear_errors() {
 #[test]
 fn fewer_layers_in_file_than_config_is_reported() {
     let dir = copy_default("layers");
-    let cfg = std::fs::read_to_string(dir.join("config.json")).unwrap().replace("\"num_hidden_layers\": 6", "\"num_hidden_layers\": 7");
+    let cfg = std::fs::read_to_string(dir.join("config.json"))
+        .unwrap()
+        .replace("\"num_hidden_layers\": 6", "\"num_hidden_layers\": 7");
     std::fs::write(dir.join("config.json"), cfg).unwrap();
     let msg = load_err(&dir);
-    assert!(msg.contains("encoder.layer.6") && msg.contains("missing"), "{msg}");
+    assert!(
+        msg.contains("encoder.layer.6") && msg.contains("missing"),
+        "{msg}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

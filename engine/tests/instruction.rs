@@ -9,19 +9,38 @@ use engine::Device;
 fn templates_join_instruction_and_query() {
     let q = "sourdough bread";
     let i = "Only forum posts.";
-    assert_eq!(QueryTemplate::default().apply(i, q), "Only forum posts. sourdough bread");
-    assert_eq!(QueryTemplate::query_first().apply(i, q), "sourdough bread Only forum posts.");
-    assert_eq!(QueryTemplate::instruct_query().apply(i, q), "Instruct: Only forum posts.\nQuery: sourdough bread");
+    assert_eq!(
+        QueryTemplate::default().apply(i, q),
+        "Only forum posts. sourdough bread"
+    );
+    assert_eq!(
+        QueryTemplate::query_first().apply(i, q),
+        "sourdough bread Only forum posts."
+    );
+    assert_eq!(
+        QueryTemplate::instruct_query().apply(i, q),
+        "Instruct: Only forum posts.\nQuery: sourdough bread"
+    );
     let custom: QueryTemplate = "Task: {instruction} | {query}".parse().unwrap();
-    assert_eq!(custom.apply(i, q), "Task: Only forum posts. | sourdough bread");
+    assert_eq!(
+        custom.apply(i, q),
+        "Task: Only forum posts. | sourdough bread"
+    );
     let newline: QueryTemplate = "{instruction}\\n{query}".parse().unwrap();
     assert_eq!(newline.apply(i, q), "Only forum posts.\nsourdough bread");
     // No instruction: the query alone, whatever the template.
-    for t in [QueryTemplate::default(), QueryTemplate::instruct_query(), custom] {
+    for t in [
+        QueryTemplate::default(),
+        QueryTemplate::instruct_query(),
+        custom,
+    ] {
         assert_eq!(t.apply("  ", q), q);
     }
     assert!("no placeholder".parse::<QueryTemplate>().is_err());
-    assert_eq!("query-first".parse::<QueryTemplate>().unwrap(), QueryTemplate::query_first());
+    assert_eq!(
+        "query-first".parse::<QueryTemplate>().unwrap(),
+        QueryTemplate::query_first()
+    );
 }
 
 #[test]
@@ -31,7 +50,14 @@ fn cross_attention_uses_the_instruction_and_round_trips_its_weights() {
     let module = CrossAttentionInteraction::identity(enc.dim(), &device);
     let q = "sourdough bread recipe";
     let out = enc
-        .encode_cross_attention(&module, &[("Only forum posts.", q), ("Only news articles from 2019.", q), ("", q)])
+        .encode_cross_attention(
+            &module,
+            &[
+                ("Only forum posts.", q),
+                ("Only news articles from 2019.", q),
+                ("", q),
+            ],
+        )
         .unwrap();
     assert_eq!(out.len(), 3);
     for i in 0..3 {
@@ -39,7 +65,10 @@ fn cross_attention_uses_the_instruction_and_round_trips_its_weights() {
         assert!((norm - 1.0).abs() < 1e-4, "row {i} normalised");
     }
     let c01 = common::cosine(out.row(0), out.row(1));
-    assert!(c01 < 0.999999, "different instructions give different vectors ({c01})");
+    assert!(
+        c01 < 0.999999,
+        "different instructions give different vectors ({c01})"
+    );
     // Empty instruction: the plain query embedding.
     let plain = enc.encode(&[q]).unwrap();
     assert!(common::cosine(out.row(2), plain.row(0)) > 0.999999);
@@ -48,9 +77,17 @@ fn cross_attention_uses_the_instruction_and_round_trips_its_weights() {
 
     let bytes = module.to_safetensors().unwrap();
     let path = std::path::Path::new("cross_attention.safetensors");
-    let loaded = CrossAttentionInteraction::from_safetensors(&bytes, path, enc.dim(), &device).unwrap();
-    let again = enc.encode_cross_attention(&loaded, &[("Only forum posts.", q)]).unwrap();
+    let loaded =
+        CrossAttentionInteraction::from_safetensors(&bytes, path, enc.dim(), &device).unwrap();
+    let again = enc
+        .encode_cross_attention(&loaded, &[("Only forum posts.", q)])
+        .unwrap();
     assert!(common::cosine(again.row(0), out.row(0)) > 0.9999999);
-    let err = CrossAttentionInteraction::from_safetensors(&bytes, path, 128, &device).unwrap_err().to_string();
-    assert!(err.contains("cross_attention.safetensors") && err.contains("has shape"), "{err}");
+    let err = CrossAttentionInteraction::from_safetensors(&bytes, path, 128, &device)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cross_attention.safetensors") && err.contains("has shape"),
+        "{err}"
+    );
 }

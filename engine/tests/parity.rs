@@ -10,7 +10,10 @@ use common::{cosine, cpu_encoder, golden};
 fn embeddings_match_sentence_transformers() {
     let encoder = cpu_encoder();
     let records = golden("minilm_golden.json");
-    assert!(records.len() >= 50, "the golden file must hold at least 50 texts");
+    assert!(
+        records.len() >= 50,
+        "the golden file must hold at least 50 texts"
+    );
     let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
     let got = encoder.encode(&texts).unwrap();
     let mut worst = (1.0f64, String::new());
@@ -19,7 +22,11 @@ fn embeddings_match_sentence_transformers() {
         if c < worst.0 {
             worst = (c, r.text.chars().take(40).collect());
         }
-        assert!(c >= 0.9999, "text {i} {:?}: cosine {c}", r.text.chars().take(60).collect::<String>());
+        assert!(
+            c >= 0.9999,
+            "text {i} {:?}: cosine {c}",
+            r.text.chars().take(60).collect::<String>()
+        );
         let max_diff = got
             .row(i)
             .iter()
@@ -36,7 +43,12 @@ fn token_counts_match_the_reference_tokenizer() {
     let encoder = cpu_encoder();
     for r in golden("minilm_golden.json") {
         let ids = encoder.tokenizer().encode(&[r.text.as_str()]).unwrap();
-        assert_eq!(ids[0].len(), r.token_count, "token count of {:?}", r.text.chars().take(60).collect::<String>());
+        assert_eq!(
+            ids[0].len(),
+            r.token_count,
+            "token count of {:?}",
+            r.text.chars().take(60).collect::<String>()
+        );
     }
 }
 

@@ -7,7 +7,9 @@ fn random(rows: usize, dim: usize, seed: u64) -> Embeddings {
     let mut s = seed;
     let mut data = Vec::with_capacity(rows * dim);
     for _ in 0..rows * dim {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         data.push(((s >> 33) as f32 / (1u64 << 31) as f32) - 0.5);
     }
     let mut e = Embeddings { dim, data };
@@ -19,7 +21,15 @@ fn brute_force(corpus: &Embeddings, q: &[f32], k: usize) -> Vec<(usize, f32)> {
     let mut all: Vec<(usize, f32)> = corpus
         .rows()
         .enumerate()
-        .map(|(i, r)| (i, r.iter().zip(q).map(|(a, b)| *a as f64 * *b as f64).sum::<f64>() as f32))
+        .map(|(i, r)| {
+            (
+                i,
+                r.iter()
+                    .zip(q)
+                    .map(|(a, b)| *a as f64 * *b as f64)
+                    .sum::<f64>() as f32,
+            )
+        })
         .collect();
     all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     all.truncate(k);
@@ -48,7 +58,10 @@ fn block_size_does_not_change_results_and_ties_keep_corpus_order() {
     let row: Vec<f32> = corpus.row(10).to_vec();
     corpus.data[20 * 16..21 * 16].copy_from_slice(&row);
     corpus.data[30 * 16..31 * 16].copy_from_slice(&row);
-    let query = Embeddings { dim: 16, data: row.clone() };
+    let query = Embeddings {
+        dim: 16,
+        data: row.clone(),
+    };
     let whole = search(&corpus, &query, 5);
     for block in [1, 7, 64, 499, 1000] {
         let mut top = TopK::new(query.clone(), 5);
@@ -85,7 +98,10 @@ fn index_round_trip_streams_and_refuses_another_model() {
     assert!(err.to_string().contains("corpus.ifidx") && err.to_string().contains("model-a"));
 
     let queries = random(3, 32, 8);
-    let streamed = IndexReader::open(&path).unwrap().search(queries.clone(), 10, 33).unwrap();
+    let streamed = IndexReader::open(&path)
+        .unwrap()
+        .search(queries.clone(), 10, 33)
+        .unwrap();
     assert_eq!(streamed, search(&corpus, &queries, 10));
 
     let (header, all) = IndexReader::open(&path).unwrap().read_all().unwrap();

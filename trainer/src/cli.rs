@@ -24,6 +24,8 @@ pub enum Command {
     Search(SearchArgs),
     /// Rank the built-in demo corpus under an instruction and its reversal, side by side.
     Demo(DemoArgs),
+    /// Evaluate runs or a model: nDCG, MAP, MRR, Recall, P, p-MRR, WISE, SICR; compare systems.
+    Eval(EvalArgs),
 }
 
 /// Model and device options shared by every command.
@@ -117,12 +119,92 @@ pub struct DemoArgs {
     pub top_k: usize,
 }
 
+/// `trainer eval`. Forms:
+/// `--qrels FILE --run FILE [--run FILE2]` (a second run compares the two);
+/// `--set DIR --run og=FILE [--run changed=FILE] [--run reversed=FILE]`;
+/// `--set DIR --model DIR [--compare-model DIR2]` (encode, rank, evaluate every mode);
+/// `--compare A.json B.json` (reports written with --output).
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// Qrels file (BEIR TSV with header, or TREC `qid 0 docid rel`).
+    #[arg(long)]
+    pub qrels: Option<PathBuf>,
+    /// Run file(s) in TREC format; with --set written MODE=FILE (og, changed, reversed).
+    #[arg(long)]
+    pub run: Vec<String>,
+    /// Evaluation-set folder (formats.md §1).
+    #[arg(long)]
+    pub set: Option<PathBuf>,
+    /// Model folder to encode the set with.
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// A second model folder: both are evaluated and compared with significance tests.
+    #[arg(long)]
+    pub compare_model: Option<PathBuf>,
+    /// Compare two reports written by `--output`: side-by-side table with significance.
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    pub compare: Vec<PathBuf>,
+    /// Comma-separated metrics, e.g. ndcg@10,map@1000,mrr@10,recall@100,p@10.
+    #[arg(long)]
+    pub metrics: Option<String>,
+    /// Template joining instruction and query (see `trainer search --help`).
+    #[arg(long, default_value = "instruction-first")]
+    pub template: String,
+    /// Encode the query alone in every mode (the no-instruction baseline).
+    #[arg(long)]
+    pub no_instruction: bool,
+    /// Write the runs (og.trec, changed.trec, reversed.trec) into this folder.
+    #[arg(long)]
+    pub save_runs: Option<PathBuf>,
+    /// Write the full report (per-query values included) as JSON, for --compare.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Print JSON (raw fractions) instead of a table (x100).
+    #[arg(long)]
+    pub json: bool,
+    /// WISE: full reward needs R_ori < N (the reference code) instead of the paper's R_ori <= N.
+    #[arg(long)]
+    pub wise_strict: bool,
+    /// Documents kept per query in full-corpus retrieval.
+    #[arg(long, default_value_t = engine::evaluation::DEFAULT_RUN_DEPTH)]
+    pub depth: usize,
+    /// Also compute INSTFOL@k (query alone vs query + changed instruction) with this judge:
+    /// `qrels` (changed qrels, binary), `graded` (changed qrels levels) or `llm`.
+    #[arg(long, value_parser = ["qrels", "graded", "llm"])]
+    pub instfol: Option<String>,
+    /// K of INSTFOL@K.
+    #[arg(long, default_value_t = 20)]
+    pub instfol_k: usize,
+    /// Top of the judge's score scale (s_max; IFIR's rubric is 0-3).
+    #[arg(long, default_value_t = 3.0)]
+    pub judge_max_score: f64,
+    /// LLM judge: OpenAI-compatible base URL (else $IFIR_JUDGE_BASE_URL); key from
+    /// $IFIR_JUDGE_API_KEY or $OPENAI_API_KEY.
+    #[arg(long)]
+    pub judge_url: Option<String>,
+    /// LLM judge model (else $IFIR_JUDGE_MODEL, else gpt-4o-mini).
+    #[arg(long)]
+    pub judge_model: Option<String>,
+    /// Permutations of the randomization test.
+    #[arg(long, default_value_t = 10_000)]
+    pub permutations: usize,
+    /// Compute device: cpu, wgpu, vulkan or cuda.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Texts per forward pass.
+    #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE)]
+    pub batch_size: usize,
+}
+
 impl ModelArgs {
     /// Loads the encoder on the requested device.
     pub fn load(&self) -> anyhow::Result<engine::Encoder> {
         let kind: engine::BackendKind = self.device.parse()?;
         let device = kind.device()?;
-        if !self.model.join("model.safetensors").is_file() && self.model.ends_with("all-MiniLM-L6-v2") && !self.model.exists() {
+        if !self.model.join("model.safetensors").is_file()
+            && self.model.ends_with("all-MiniLM-L6-v2")
+            && !self.model.exists()
+        {
             anyhow::bail!(
                 "{}: default model not found; fetch it with `cargo xtask fetch-model` or pass --model DIR",
                 self.model.display()

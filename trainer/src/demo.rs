@@ -14,14 +14,21 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     let encoder = args.model.load()?;
     let queries: Vec<&engine::Query> = match args.query_id.as_deref() {
         Some("all") => set.queries.iter().collect(),
-        Some(id) => vec![set
-            .queries
-            .iter()
-            .find(|q| q.id == id)
-            .ok_or_else(|| anyhow::anyhow!("no demo query '{id}'; ids run from {} to {}", set.queries[0].id, set.queries[set.queries.len() - 1].id))?],
+        Some(id) => vec![set.queries.iter().find(|q| q.id == id).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no demo query '{id}'; ids run from {} to {}",
+                set.queries[0].id,
+                set.queries[set.queries.len() - 1].id
+            )
+        })?],
         None => set.queries.iter().take(3).collect(),
     };
-    eprintln!("model {} ({}), {} passages", args.model.model.display(), encoder.fingerprint(), set.corpus.len());
+    eprintln!(
+        "model {} ({}), {} passages",
+        args.model.model.display(),
+        encoder.fingerprint(),
+        set.corpus.len()
+    );
     let corpus = encode_passages(&encoder, &set.corpus)?;
     let empty = Qrels::new();
     let changed = set.qrels.get(&Mode::Changed).unwrap_or(&empty);
@@ -57,8 +64,18 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
                 match hits[col].get(rank) {
                     Some(hit) => {
                         let id = &set.corpus[hit.index].id;
-                        let rel = judged.get(&q.id).and_then(|m| m.get(id)).copied().unwrap_or(0);
-                        format!("{}. {} {:.3} {}", rank + 1, id, hit.score, if rel > 0 { "✓" } else { "✗" })
+                        let rel = judged
+                            .get(&q.id)
+                            .and_then(|m| m.get(id))
+                            .copied()
+                            .unwrap_or(0);
+                        format!(
+                            "{}. {} {:.3} {}",
+                            rank + 1,
+                            id,
+                            hit.score,
+                            if rel > 0 { "✓" } else { "✗" }
+                        )
                     }
                     None => String::new(),
                 }
@@ -72,7 +89,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
             );
         }
         if let Some(top) = hits[1].first() {
-            println!("  top under the instruction: {}", snippet(&set.corpus[top.index].encoder_text(), 100));
+            println!(
+                "  top under the instruction: {}",
+                snippet(&set.corpus[top.index].encoder_text(), 100)
+            );
         }
     }
     Ok(())

@@ -17,20 +17,24 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
     let encoder = args.model.load()?;
     let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
     let bar = progress::bar(texts.len(), "embedding");
-    let embeddings = encoder.encode_with_progress(&texts, &mut |done, _| bar.set_position(done as u64))?;
+    let embeddings =
+        encoder.encode_with_progress(&texts, &mut |done, _| bar.set_position(done as u64))?;
     bar.finish_and_clear();
     // Write beside the target, then rename: an interrupted run never leaves a partial file.
     let tmp = args.output.with_extension("jsonl.partial");
     {
-        let file = std::fs::File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
+        let file = std::fs::File::create(&tmp)
+            .with_context(|| format!("{}: cannot create", tmp.display()))?;
         let mut w = std::io::BufWriter::new(file);
         for (record, row) in records.iter().zip(embeddings.rows()) {
             let line = serde_json::json!({"_id": record.id, "embedding": row});
             writeln!(w, "{line}").with_context(|| format!("{}: write failed", tmp.display()))?;
         }
-        w.flush().with_context(|| format!("{}: write failed", tmp.display()))?;
+        w.flush()
+            .with_context(|| format!("{}: write failed", tmp.display()))?;
     }
-    std::fs::rename(&tmp, &args.output).with_context(|| format!("{}: cannot write", args.output.display()))?;
+    std::fs::rename(&tmp, &args.output)
+        .with_context(|| format!("{}: cannot write", args.output.display()))?;
     eprintln!(
         "embedded {} texts ({} dims) into {}",
         records.len(),

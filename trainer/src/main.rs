@@ -5,6 +5,8 @@
 mod cli;
 mod demo;
 mod embed;
+mod eval;
+mod judge;
 mod progress;
 mod search;
 
@@ -17,6 +19,7 @@ fn main() {
         cli::Command::Index(a) => search::index(a),
         cli::Command::Search(a) => search::run(a),
         cli::Command::Demo(a) => demo::run(a),
+        cli::Command::Eval(a) => eval::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

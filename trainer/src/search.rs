@@ -17,7 +17,8 @@ pub fn encode_passages(encoder: &Encoder, passages: &[Passage]) -> anyhow::Resul
     let texts: Vec<String> = passages.iter().map(|p| p.encoder_text()).collect();
     let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
     let bar = progress::bar(refs.len(), "encoding corpus");
-    let mut e = encoder.encode_with_progress(&refs, &mut |done, _| bar.set_position(done as u64))?;
+    let mut e =
+        encoder.encode_with_progress(&refs, &mut |done, _| bar.set_position(done as u64))?;
     bar.finish_and_clear();
     e.normalize();
     Ok(e)
@@ -35,7 +36,8 @@ fn build_index(encoder: &Encoder, corpus: &Path, output: &Path) -> anyhow::Resul
         let texts: Vec<String> = chunk.iter().map(|p| p.encoder_text()).collect();
         let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
         let base = c * INDEX_CHUNK;
-        let e = encoder.encode_with_progress(&refs, &mut |done, _| bar.set_position((base + done) as u64))?;
+        let e = encoder
+            .encode_with_progress(&refs, &mut |done, _| bar.set_position((base + done) as u64))?;
         writer.append(&e.data)?;
     }
     bar.finish_and_clear();
@@ -71,10 +73,12 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     let (ids, hits) = match &args.index {
         Some(index) => {
             if !index.exists() {
-                let corpus = args
-                    .corpus
-                    .as_ref()
-                    .ok_or_else(|| anyhow::anyhow!("{}: index does not exist; give --corpus to build it", index.display()))?;
+                let corpus = args.corpus.as_ref().ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: index does not exist; give --corpus to build it",
+                        index.display()
+                    )
+                })?;
                 build_index(&encoder, corpus, index)?;
             }
             let reader = IndexReader::open(index)?;
@@ -102,9 +106,15 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     }
     for (rank, hit) in hits[0].iter().enumerate() {
         let id = &ids[hit.index];
-        let snippet = by_id.get(id.as_str()).map(|p| snippet(&p.encoder_text(), 70)).unwrap_or_default();
+        let snippet = by_id
+            .get(id.as_str())
+            .map(|p| snippet(&p.encoder_text(), 70))
+            .unwrap_or_default();
         if args.json {
-            println!("{}", serde_json::json!({"rank": rank + 1, "_id": id, "score": hit.score}));
+            println!(
+                "{}",
+                serde_json::json!({"rank": rank + 1, "_id": id, "score": hit.score})
+            );
         } else {
             println!("{:>3}. {:.4}  {:<16} {}", rank + 1, hit.score, id, snippet);
         }

@@ -7,7 +7,9 @@ use std::process::{Command, Output};
 fn model_dir() -> PathBuf {
     std::env::var("IFIR_MODEL")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2"))
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
+        })
 }
 
 fn trainer(args: &[&str]) -> Output {
@@ -39,7 +41,11 @@ fn cosine(a: &[f64], b: &[f64]) -> f64 {
 #[test]
 fn embed_matches_sentence_transformers_on_held_out_texts() {
     let golden: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/golden/heldout_golden.json")).unwrap(),
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../engine/tests/golden/heldout_golden.json"),
+        )
+        .unwrap(),
     )
     .unwrap();
     let records = golden["records"].as_array().unwrap();
@@ -52,15 +58,40 @@ fn embed_matches_sentence_transformers_on_held_out_texts() {
         .collect();
     std::fs::write(&input, lines.join("\n")).unwrap();
     let output = dir.join("out.jsonl");
-    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output), "--batch-size", "3"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = trainer(&[
+        "embed",
+        "--input",
+        s(&input),
+        "--output",
+        s(&output),
+        "--batch-size",
+        "3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let written = std::fs::read_to_string(&output).unwrap();
-    let rows: Vec<serde_json::Value> = written.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<serde_json::Value> = written
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), records.len());
     for (i, (row, want)) in rows.iter().zip(records).enumerate() {
         assert_eq!(row["_id"], format!("t{i}"), "input order kept");
-        let got: Vec<f64> = row["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-        let want: Vec<f64> = want["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let got: Vec<f64> = row["embedding"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let want: Vec<f64> = want["embedding"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
         let c = cosine(&got, &want);
         assert!(c >= 0.9999, "text {i}: cosine {c}");
     }
@@ -71,12 +102,19 @@ fn embed_matches_sentence_transformers_on_held_out_texts() {
 fn embed_rejects_malformed_input_with_file_and_line_and_writes_nothing() {
     let dir = tmp("bad");
     let input = dir.join("bad.jsonl");
-    std::fs::write(&input, "{\"_id\": \"a\", \"text\": \"fine\"}\n{\"_id\": \"b\", \"txt\": \"typo\"}\n").unwrap();
+    std::fs::write(
+        &input,
+        "{\"_id\": \"a\", \"text\": \"fine\"}\n{\"_id\": \"b\", \"txt\": \"typo\"}\n",
+    )
+    .unwrap();
     let output = dir.join("out.jsonl");
     let out = trainer(&["embed", "--input", s(&input), "--output", s(&output)]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.jsonl:2") && err.contains("missing field `text`"), "{err}");
+    assert!(
+        err.contains("bad.jsonl:2") && err.contains("missing field `text`"),
+        "{err}"
+    );
     assert!(!output.exists());
 
     std::fs::write(&input, "").unwrap();
@@ -84,7 +122,16 @@ fn embed_rejects_malformed_input_with_file_and_line_and_writes_nothing() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no records"));
 
-    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output), "--model", "/nonexistent/model"]);
+    std::fs::write(&input, "{\"_id\": \"a\", \"text\": \"fine\"}\n").unwrap();
+    let out = trainer(&[
+        "embed",
+        "--input",
+        s(&input),
+        "--output",
+        s(&output),
+        "--model",
+        "/nonexistent/model",
+    ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/model"));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -105,27 +152,64 @@ fn search_builds_an_index_reuses_it_and_refuses_another_models_index() {
     )
     .unwrap();
     let index = dir.join("corpus.ifidx");
-    let args = ["search", "--corpus", s(&corpus), "--index", s(&index), "--query", "how to bake sourdough bread", "--top-k", "3", "--json"];
+    let args = [
+        "search",
+        "--corpus",
+        s(&corpus),
+        "--index",
+        s(&index),
+        "--query",
+        "how to bake sourdough bread",
+        "--top-k",
+        "3",
+        "--json",
+    ];
     let first = trainer(&args);
-    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     assert!(index.exists());
-    let ranked: Vec<serde_json::Value> = String::from_utf8_lossy(&first.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ranked: Vec<serde_json::Value> = String::from_utf8_lossy(&first.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(ranked.len(), 3);
     assert_ne!(ranked[0]["_id"], "car");
     assert_eq!(ranked[2]["_id"], "car");
 
     // Second run reads the index (no corpus needed).
-    let second = trainer(&["search", "--index", s(&index), "--query", "how to bake sourdough bread", "--top-k", "3", "--json"]);
-    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    let second = trainer(&[
+        "search",
+        "--index",
+        s(&index),
+        "--query",
+        "how to bake sourdough bread",
+        "--top-k",
+        "3",
+        "--json",
+    ]);
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
     assert_eq!(first.stdout, second.stdout);
 
     // An index made by another model is refused.
-    let (header, embeddings) = engine::retrieval::IndexReader::open(&index).unwrap().read_all().unwrap();
+    let (header, embeddings) = engine::retrieval::IndexReader::open(&index)
+        .unwrap()
+        .read_all()
+        .unwrap();
     engine::retrieval::write_index(&index, "0000000000000000", &header.ids, &embeddings).unwrap();
     let third = trainer(&["search", "--index", s(&index), "--query", "bread"]);
     assert!(!third.status.success());
     let err = String::from_utf8_lossy(&third.stderr);
-    assert!(err.contains("corpus.ifidx") && err.contains("rebuild the index"), "{err}");
+    assert!(
+        err.contains("corpus.ifidx") && err.contains("rebuild the index"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -143,12 +227,32 @@ fn instruction_changes_the_ranking() {
     )
     .unwrap();
     let run = |instruction: &str| -> String {
-        let out = trainer(&["search", "--corpus", s(&corpus), "--query", "sourdough bread", "--instruction", instruction, "--json", "--top-k", "1"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let v: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+        let out = trainer(&[
+            "search",
+            "--corpus",
+            s(&corpus),
+            "--query",
+            "sourdough bread",
+            "--instruction",
+            instruction,
+            "--json",
+            "--top-k",
+            "1",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap())
+                .unwrap();
         v["_id"].as_str().unwrap().to_string()
     };
-    assert_eq!(run("Only forum posts written by home bakers asking for help."), "forum");
+    assert_eq!(
+        run("Only forum posts written by home bakers asking for help."),
+        "forum"
+    );
     assert_eq!(run("Only news articles reporting market figures."), "news");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -156,8 +260,17 @@ fn instruction_changes_the_ranking() {
 #[test]
 fn demo_prints_three_rankings_side_by_side() {
     let out = trainer(&["demo", "--top-k", "3"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("query alone") && text.contains("+ instruction") && text.contains("+ reversed"), "{text}");
+    assert!(
+        text.contains("query alone")
+            && text.contains("+ instruction")
+            && text.contains("+ reversed"),
+        "{text}"
+    );
     assert_eq!(text.matches("] query: ").count(), 3);
 }

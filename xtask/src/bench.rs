@@ -27,19 +27,32 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
         writeln!(f, "{line}")?;
     }
     drop(f);
-    let python = venv_python(&["sentence-transformers"])?;
+    let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
     let mut results = Vec::new();
-    let engine = capture(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["run", "--quiet", "--release", "-p", "engine", "--example", "embed_throughput", "--"])
-        .arg(&model_dir)
-        .arg(&texts)
-        .arg(batch.to_string()))?;
+    let engine = capture(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "run",
+                "--quiet",
+                "--release",
+                "-p",
+                "engine",
+                "--example",
+                "embed_throughput",
+                "--",
+            ])
+            .arg(&model_dir)
+            .arg(&texts)
+            .arg(batch.to_string()),
+    )?;
     results.push(engine);
-    let st = capture(Command::new(&python)
-        .arg(root().join("engine/benches/st_throughput.py"))
-        .arg(&model_dir)
-        .arg(&texts)
-        .arg(batch.to_string()))?;
+    let st = capture(
+        Command::new(&python)
+            .arg(root().join("engine/benches/st_throughput.py"))
+            .arg(&model_dir)
+            .arg(&texts)
+            .arg(batch.to_string()),
+    )?;
     results.push(st);
     println!("\n| system | passages | seconds | passages/s |\n|---|---|---|---|");
     for r in &results {
@@ -51,18 +64,118 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
             r["passages_per_s"].as_f64().unwrap_or(0.0)
         );
     }
-    let ratio = results[0]["passages_per_s"].as_f64().unwrap_or(0.0) / results[1]["passages_per_s"].as_f64().unwrap_or(1.0);
+    let ratio = results[0]["passages_per_s"].as_f64().unwrap_or(0.0)
+        / results[1]["passages_per_s"].as_f64().unwrap_or(1.0);
     println!("\nengine / sentence-transformers = {ratio:.2}x (batch {batch}, {passages} passages, {} cores)", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     Ok(())
 }
 
 fn capture(cmd: &mut Command) -> anyhow::Result<serde_json::Value> {
     cmd.current_dir(root());
-    let out = cmd.output().with_context(|| format!("cannot start {cmd:?}"))?;
+    let out = cmd
+        .output()
+        .with_context(|| format!("cannot start {cmd:?}"))?;
     if !out.status.success() {
         anyhow::bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let last = text.lines().last().unwrap_or("");
     serde_json::from_str(last).with_context(|| format!("unexpected output: {text}"))
+}
+
+/// `cargo xtask bench-eval`: evaluation speed of the engine against ranx and pytrec_eval on the
+/// same generated qrels and run files (`queries` x `docs`), in the same run.
+pub fn eval(queries: usize, docs: usize) -> anyhow::Result<()> {
+    let python = venv_python(&[
+        ("numpy", "numpy"),
+        ("pytrec-eval-terrier", "pytrec_eval"),
+        ("ranx", "ranx"),
+    ])?;
+    let dir = std::env::temp_dir().join(format!("ifir-bench-eval-{queries}x{docs}"));
+    if !dir.join("run.trec").is_file() {
+        println!(
+            "bench-eval: generating {queries} queries x {docs} documents in {}",
+            dir.display()
+        );
+        crate::tasks::run(
+            Command::new(&python)
+                .arg(root().join("engine/benches/make_metrics_bench_data.py"))
+                .arg(&dir)
+                .args([
+                    "--queries",
+                    &queries.to_string(),
+                    "--docs",
+                    &docs.to_string(),
+                    "--seed",
+                    "7",
+                ]),
+        )?;
+    }
+    let (qrels, run_file) = (dir.join("qrels.tsv"), dir.join("run.trec"));
+    println!("bench-eval: engine (release build)");
+    let engine = capture(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "run",
+                "--quiet",
+                "--release",
+                "-p",
+                "engine",
+                "--example",
+                "eval_throughput",
+                "--",
+            ])
+            .arg(&qrels)
+            .arg(&run_file)
+            .arg("3"),
+    )?;
+    println!("bench-eval: ranx and pytrec_eval");
+    let out = dir.join("python.json");
+    crate::tasks::run(
+        Command::new(&python)
+            .arg(root().join("engine/benches/metrics_bench.py"))
+            .args(["--qrels"])
+            .arg(&qrels)
+            .args(["--run"])
+            .arg(&run_file)
+            .args(["--out"])
+            .arg(&out)
+            .args(["--repeats", "3"]),
+    )?;
+    let py: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    let t = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    println!("\n| system | load s | evaluate s | total s | ndcg@10 | map@1000 | recall@100 |\n|---|---|---|---|---|---|---|");
+    let row = |name: &str, v: &serde_json::Value| {
+        let m = &v["means"];
+        println!(
+            "| {name} | {:.3} | {:.3} | {:.3} | {:.4} | {:.4} | {:.4} |",
+            t(v, "load_s"),
+            t(v, "evaluate_s"),
+            t(v, "total_s"),
+            m["ndcg@10"].as_f64().unwrap_or(f64::NAN),
+            m["map@1000"].as_f64().unwrap_or(f64::NAN),
+            m["recall@100"].as_f64().unwrap_or(f64::NAN)
+        );
+    };
+    row(&format!("engine ({} threads)", engine["threads"]), &engine);
+    row(
+        &format!("ranx {}", py["ranx"]["version"].as_str().unwrap_or("?")),
+        &py["ranx"],
+    );
+    row(
+        &format!(
+            "pytrec_eval {}",
+            py["pytrec_eval"]["version"].as_str().unwrap_or("?")
+        ),
+        &py["pytrec_eval"],
+    );
+    for (name, other) in [("ranx", &py["ranx"]), ("pytrec_eval", &py["pytrec_eval"])] {
+        println!(
+            "engine vs {name}: {:.1}x total, {:.1}x evaluation only, {:.1}x loading",
+            t(other, "total_s") / t(&engine, "total_s"),
+            t(other, "evaluate_s") / t(&engine, "evaluate_s"),
+            t(other, "load_s") / t(&engine, "load_s"),
+        );
+    }
+    Ok(())
 }

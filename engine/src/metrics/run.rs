@@ -1,0 +1,244 @@
+//! Runs (formats.md §2): per query, the scored documents a system returned, and the one ranking
+//! order every metric uses.
+//!
+//! **Ordering.** trec_eval sorts a query's documents by score descending, ties by doc id
+//! descending (byte order), and compares scores as 32-bit floats (two scores equal in f32 tie
+//! even when they differ in f64; observed with pytrec_eval and kept for exact agreement).
+//! [`Run::ranked`] implements exactly that, and every metric, the instruction metrics included,
+//! ranks through it, so a tie is resolved the same way everywhere.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{EngineError, Result};
+
+/// The documents a system returned for each query, with their scores.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Run {
+    queries: BTreeMap<String, Vec<(String, f64)>>,
+}
+
+/// One ranked document: id and score, in rank order (index 0 is rank 1).
+pub type Ranked<'a> = Vec<(&'a str, f64)>;
+
+impl Run {
+    /// An empty run.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `doc` with `score` to `query`; a document already present keeps the higher score.
+    pub fn insert(&mut self, query: &str, doc: &str, score: f64) {
+        let docs = self.queries.entry(query.to_string()).or_default();
+        match docs.iter_mut().find(|(d, _)| d == doc) {
+            Some(entry) => entry.1 = entry.1.max(score),
+            None => docs.push((doc.to_string(), score)),
+        }
+    }
+
+    /// Sets the whole result list of `query` (ids must be distinct; they are when they come
+    /// from a ranking).
+    pub fn set_query(&mut self, query: &str, docs: Vec<(String, f64)>) {
+        self.queries.insert(query.to_string(), docs);
+    }
+
+    /// Marks `query` as present with no document (an empty result list).
+    pub fn add_empty_query(&mut self, query: &str) {
+        self.queries.entry(query.to_string()).or_default();
+    }
+
+    /// Query ids, sorted.
+    pub fn query_ids(&self) -> impl Iterator<Item = &str> {
+        self.queries.keys().map(|s| s.as_str())
+    }
+
+    /// Number of queries.
+    pub fn len(&self) -> usize {
+        self.queries.len()
+    }
+
+    /// True when no query is present.
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty()
+    }
+
+    /// The scored documents of `query` in insertion order, or `None` when the query is absent.
+    pub fn docs(&self, query: &str) -> Option<&[(String, f64)]> {
+        self.queries.get(query).map(|v| v.as_slice())
+    }
+
+    /// `query`'s documents in trec_eval order (see the module docs); empty when absent.
+    pub fn ranked(&self, query: &str) -> Ranked<'_> {
+        self.queries
+            .get(query)
+            .map(|docs| rank(docs))
+            .unwrap_or_default()
+    }
+
+    /// 1-based rank and score of every document of `query`.
+    pub fn ranks(&self, query: &str) -> RankLookup<'_> {
+        let ranked = self.ranked(query);
+        let len = ranked.len();
+        let map = ranked
+            .into_iter()
+            .enumerate()
+            .map(|(i, (d, s))| (d, (i + 1, s)))
+            .collect();
+        RankLookup { map, len }
+    }
+
+    /// Keeps the best `k` documents of every query (trec_eval order).
+    pub fn truncate(&mut self, k: usize) {
+        for docs in self.queries.values_mut() {
+            if docs.len() > k {
+                let mut ranked: Vec<(String, f64)> = rank(docs)
+                    .into_iter()
+                    .take(k)
+                    .map(|(d, s)| (d.to_string(), s))
+                    .collect();
+                std::mem::swap(docs, &mut ranked);
+            }
+        }
+    }
+
+    /// Parses a TREC run (`qid Q0 docid rank score tag`, whitespace separated). The rank column
+    /// is ignored (trec_eval ranks by score); a repeated (qid, docid) pair, a non-numeric or
+    /// non-finite score and a short line are errors naming `path:line`.
+    pub fn parse_trec(text: &str, path: &Path) -> Result<Self> {
+        let mut queries: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
+        let mut current: Option<(String, Vec<(String, f64)>)> = None;
+        let mut lines_of: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let mut fields = line.split_ascii_whitespace();
+            let Some(qid) = fields.next() else { continue };
+            let (Some(_q0), Some(doc), Some(_rank), Some(score)) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                return Err(EngineError::data(
+                    path,
+                    i + 1,
+                    "expected 6 fields: qid Q0 docid rank score tag",
+                ));
+            };
+            let score: f64 = score.parse().map_err(|_| {
+                EngineError::data(path, i + 1, format!("score '{score}' is not a number"))
+            })?;
+            if !score.is_finite() {
+                return Err(EngineError::data(
+                    path,
+                    i + 1,
+                    format!("score {score} is not finite"),
+                ));
+            }
+            // Lines of one query are usually contiguous: keep the current list at hand.
+            if current.as_ref().map(|(q, _)| q.as_str()) != Some(qid) {
+                if let Some((q, docs)) = current.take() {
+                    queries.entry(q).or_default().extend(docs);
+                }
+                let docs = queries.remove(qid).unwrap_or_default();
+                lines_of.entry(qid.to_string()).or_insert(i + 1);
+                current = Some((qid.to_string(), docs));
+            }
+            current.as_mut().unwrap().1.push((doc.to_string(), score));
+        }
+        if let Some((q, docs)) = current.take() {
+            queries.entry(q).or_default().extend(docs);
+        }
+        for (qid, docs) in &queries {
+            let mut seen = HashSet::with_capacity(docs.len());
+            for (doc, _) in docs {
+                if !seen.insert(doc.as_str()) {
+                    let line = find_line(text, qid, doc).unwrap_or(lines_of[qid]);
+                    return Err(EngineError::data(
+                        path,
+                        line,
+                        format!("document '{doc}' appears twice for query '{qid}'"),
+                    ));
+                }
+            }
+        }
+        Ok(Run { queries })
+    }
+
+    /// Reads a TREC run file (see [`Run::parse_trec`]).
+    pub fn read_trec(path: &Path) -> Result<Self> {
+        let text = crate::data::read_text(path)?;
+        Self::parse_trec(&text, path)
+    }
+
+    /// Writes the run in TREC format, each query in rank order, `tag` in the last column.
+    pub fn write_trec(&self, out: &mut impl Write, tag: &str) -> std::io::Result<()> {
+        for qid in self.queries.keys() {
+            for (i, (doc, score)) in self.ranked(qid).iter().enumerate() {
+                writeln!(out, "{qid} Q0 {doc} {} {score} {tag}", i + 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the run to `path` atomically (a `.partial` file renamed at the end).
+    pub fn save_trec(&self, path: &Path, tag: &str) -> Result<()> {
+        let partial = path.with_extension("partial");
+        let file = std::fs::File::create(&partial).map_err(|e| EngineError::io(&partial, e))?;
+        let mut out = std::io::BufWriter::new(file);
+        self.write_trec(&mut out, tag)
+            .and_then(|_| out.flush())
+            .map_err(|e| EngineError::io(&partial, e))?;
+        drop(out);
+        std::fs::rename(&partial, path).map_err(|e| EngineError::io(path, e))
+    }
+}
+
+fn find_line(text: &str, qid: &str, doc: &str) -> Option<usize> {
+    let mut seen = false;
+    for (i, line) in text.lines().enumerate() {
+        let f: Vec<&str> = line.split_ascii_whitespace().collect();
+        if f.len() >= 3 && f[0] == qid && f[2] == doc {
+            if seen {
+                return Some(i + 1);
+            }
+            seen = true;
+        }
+    }
+    None
+}
+
+/// Sorts scored documents in trec_eval order: score (as f32) descending, then doc id descending.
+pub fn rank(docs: &[(String, f64)]) -> Ranked<'_> {
+    let mut ranked: Vec<(&str, f64)> = docs.iter().map(|(d, s)| (d.as_str(), *s)).collect();
+    // f32 like trec_eval; -0.0 and 0.0 are equal scores (a tie), not ordered.
+    let key = |s: f64| {
+        let f = s as f32;
+        if f == 0.0 {
+            0.0
+        } else {
+            f
+        }
+    };
+    ranked.sort_unstable_by(|a, b| {
+        key(b.1)
+            .total_cmp(&key(a.1))
+            .then_with(|| b.0.as_bytes().cmp(a.0.as_bytes()))
+    });
+    ranked
+}
+
+/// Rank and score of each document of one query's run; a document the run lacks has rank
+/// `|run| + 1` and score 0 (the FollowIR / InfoSearch reference convention).
+pub struct RankLookup<'a> {
+    map: std::collections::HashMap<&'a str, (usize, f64)>,
+    len: usize,
+}
+
+impl RankLookup<'_> {
+    /// 1-based rank of `doc` (`|run| + 1` when absent).
+    pub fn rank(&self, doc: &str) -> usize {
+        self.map.get(doc).map(|r| r.0).unwrap_or(self.len + 1)
+    }
+
+    /// Score of `doc` (0 when absent).
+    pub fn score(&self, doc: &str) -> f64 {
+        self.map.get(doc).map(|r| r.1).unwrap_or(0.0)
+    }
+}

@@ -1,0 +1,529 @@
+//! `trainer eval`: metrics of runs (given, or produced by encoding a set), as a table (x100,
+//! like the papers) or JSON (raw fractions), and comparisons of two systems with significance.
+//! All metric code lives in `engine::metrics`; this file only gathers inputs and prints.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use engine::data::{EvalSet, Mode};
+use engine::metrics::significance::{paired_t_test, randomization_test};
+use engine::metrics::{evaluate, Metric, ModeReport, PerQuery, QuerySet, Run, WiseConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{EvalArgs, ModelArgs};
+use crate::progress;
+
+/// Default metrics of the `--qrels --run` form.
+const RUN_DEFAULT_METRICS: &str = "ndcg@10,map@1000,mrr@10,recall@100,p@10";
+/// Default per-mode metrics of the `--set` forms.
+const SET_DEFAULT_METRICS: &str = "ndcg@10,ndcg@5,map@1000,mrr@10,recall@100,p@10";
+
+/// Everything one evaluation produced, per query included: what `--output` writes and
+/// `--compare` reads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    /// What was evaluated (model folder, run file...).
+    pub system: String,
+    /// Metric names in the order the user gave them.
+    pub metrics: Vec<String>,
+    /// Mode (or `run` for a single run) -> metric -> values.
+    pub modes: BTreeMap<String, BTreeMap<String, Values>>,
+    /// Instruction-following metrics (`p-mrr`, `wise`, `ideal-wise`, `sicr`).
+    pub following: BTreeMap<String, Values>,
+}
+
+/// A mean and the per-query values behind it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Values {
+    /// Mean over queries (a fraction).
+    pub mean: f64,
+    /// Query id -> value.
+    pub per_query: BTreeMap<String, f64>,
+}
+
+impl From<&PerQuery> for Values {
+    fn from(p: &PerQuery) -> Self {
+        Values {
+            mean: p.mean,
+            per_query: p.per_query.clone(),
+        }
+    }
+}
+
+impl Report {
+    fn from_evaluation(
+        system: String,
+        names: &[String],
+        mode: &str,
+        eval: &engine::metrics::Evaluation,
+    ) -> Self {
+        let mut modes = BTreeMap::new();
+        modes.insert(mode.to_string(), mode_values(names, eval));
+        Report {
+            system,
+            metrics: names.to_vec(),
+            modes,
+            following: BTreeMap::new(),
+        }
+    }
+
+    fn from_mode_report(system: String, names: &[String], r: &ModeReport) -> Self {
+        let modes = r
+            .modes
+            .iter()
+            .map(|(m, e)| (m.name().to_string(), mode_values(names, e)))
+            .collect();
+        let mut following = BTreeMap::new();
+        if let Some(p) = r.p_mrr.as_ref().filter(|p| !p.is_empty()) {
+            following.insert("p-mrr".to_string(), p.into());
+        }
+        if let Some(s) = r.infosearch.as_ref().filter(|s| !s.wise.is_empty()) {
+            following.insert("wise".to_string(), (&s.wise).into());
+            following.insert("ideal-wise".to_string(), (&s.ideal_wise).into());
+            following.insert("sicr".to_string(), (&s.sicr).into());
+        }
+        Report {
+            system,
+            metrics: names.to_vec(),
+            modes,
+            following,
+        }
+    }
+
+    /// The machine form of `--json`: exactly the documented keys, raw fractions.
+    fn to_json(&self, single_run: bool) -> serde_json::Value {
+        let means = |m: &BTreeMap<String, Values>| -> serde_json::Map<String, serde_json::Value> {
+            self.metrics
+                .iter()
+                .filter_map(|n| {
+                    m.get(n)
+                        .map(|v| (n.clone(), engine::metrics::json_number(v.mean)))
+                })
+                .collect()
+        };
+        if single_run {
+            return means(&self.modes["run"]).into();
+        }
+        let mut out = serde_json::Map::new();
+        for (mode, values) in &self.modes {
+            out.insert(mode.clone(), means(values).into());
+        }
+        for key in ["p-mrr", "wise", "sicr", "instfol"] {
+            if let Some(v) = self.following.get(key) {
+                out.insert(key.to_string(), engine::metrics::json_number(v.mean));
+            }
+        }
+        out.into()
+    }
+
+    fn print_table(&self) {
+        let modes: Vec<&String> = self.modes.keys().collect();
+        let mut order: Vec<&String> = modes.clone();
+        order.sort_by_key(|m| {
+            ["og", "changed", "reversed", "run"]
+                .iter()
+                .position(|x| x == m)
+                .unwrap_or(9)
+        });
+        println!("{}  (values x100)", self.system);
+        print!("{:<14}", "metric");
+        for m in &order {
+            print!("{:>10}", m);
+        }
+        println!();
+        for name in &self.metrics {
+            print!("{:<14}", name);
+            for m in &order {
+                match self.modes[*m].get(name) {
+                    Some(v) => print!("{:>10.2}", v.mean * 100.0),
+                    None => print!("{:>10}", "-"),
+                }
+            }
+            println!();
+        }
+        for (key, v) in &self.following {
+            println!(
+                "{:<14}{:>10.2}   ({} queries)",
+                key,
+                v.mean * 100.0,
+                v.per_query.len()
+            );
+        }
+    }
+}
+
+fn mode_values(names: &[String], eval: &engine::metrics::Evaluation) -> BTreeMap<String, Values> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let per_query = eval
+                .per_query
+                .iter()
+                .map(|(q, v)| (q.clone(), v[i]))
+                .collect();
+            (
+                n.clone(),
+                Values {
+                    mean: eval.mean[i],
+                    per_query,
+                },
+            )
+        })
+        .collect()
+}
+
+fn metric_names(list: Option<&str>, default: &str) -> anyhow::Result<(Vec<String>, Vec<Metric>)> {
+    let list = list.unwrap_or(default);
+    let names: Vec<String> = list
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if names.is_empty() {
+        bail!("--metrics: no metric given");
+    }
+    let metrics = names
+        .iter()
+        .map(|n| n.parse::<Metric>())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((names, metrics))
+}
+
+/// `trainer eval`.
+pub fn run(args: EvalArgs) -> anyhow::Result<()> {
+    let wise = WiseConfig {
+        k: 20,
+        strict_n: args.wise_strict,
+    };
+    if !args.compare.is_empty() {
+        let [a, b] = args.compare.as_slice() else {
+            bail!("--compare takes two report files (written with --output)");
+        };
+        let (ra, rb) = (read_report(a)?, read_report(b)?);
+        return print_comparison(&ra, &rb, args.permutations, args.json);
+    }
+    let mut reports = Vec::new();
+    let mut single_run = false;
+    if let Some(qrels_path) = &args.qrels {
+        if args.set.is_some() {
+            bail!("give either --qrels (with --run FILE) or --set, not both");
+        }
+        if args.run.is_empty() {
+            bail!("--qrels needs --run FILE (a TREC run)");
+        }
+        let qrels = engine::data::read_qrels(qrels_path)?;
+        let (names, metrics) = metric_names(args.metrics.as_deref(), RUN_DEFAULT_METRICS)?;
+        for spec in &args.run {
+            let path = PathBuf::from(spec);
+            let run = Run::read_trec(&path)?;
+            let eval = evaluate(&qrels, &run, &metrics, QuerySet::Judged);
+            reports.push(Report::from_evaluation(
+                path.display().to_string(),
+                &names,
+                "run",
+                &eval,
+            ));
+        }
+        single_run = true;
+    } else if let Some(set_dir) = &args.set {
+        let set = EvalSet::load(set_dir)?;
+        let (names, metrics) = metric_names(args.metrics.as_deref(), SET_DEFAULT_METRICS)?;
+        if !args.run.is_empty() {
+            if args.model.is_some() {
+                bail!("give either --run MODE=FILE or --model, not both");
+            }
+            let mut runs = BTreeMap::new();
+            for spec in &args.run {
+                let (mode, file) = spec.split_once('=').with_context(|| {
+                    format!("--run '{spec}': with --set write MODE=FILE (og, changed, reversed)")
+                })?;
+                let mode = parse_mode(mode)?;
+                runs.insert(mode, Run::read_trec(Path::new(file))?);
+            }
+            let report = ModeReport::compute(&set.qrels, &runs, &metrics, wise);
+            reports.push(Report::from_mode_report(
+                set_dir.display().to_string(),
+                &names,
+                &report,
+            ));
+        } else {
+            let Some(model) = &args.model else {
+                bail!("--set needs --run MODE=FILE (precomputed runs) or --model DIR (encode and rank)");
+            };
+            let mut models = vec![model.clone()];
+            models.extend(args.compare_model.iter().cloned());
+            for (i, model) in models.iter().enumerate() {
+                let save = args.save_runs.as_ref().map(|d| {
+                    if i == 0 {
+                        d.clone()
+                    } else {
+                        d.join(format!("model{}", i + 1))
+                    }
+                });
+                let (report, instfol) =
+                    evaluate_model(&args, model, &set, &metrics, wise, save.as_deref())?;
+                let mut report =
+                    Report::from_mode_report(model.display().to_string(), &names, &report);
+                if let Some(v) = instfol {
+                    report.following.insert("instfol".to_string(), (&v).into());
+                }
+                reports.push(report);
+            }
+        }
+    } else {
+        bail!("nothing to evaluate: give --qrels FILE --run FILE, --set DIR (with --run MODE=FILE or --model DIR), or --compare A.json B.json");
+    }
+    if let Some(out) = &args.output {
+        write_report(out, &reports[0])?;
+        for (i, r) in reports.iter().enumerate().skip(1) {
+            write_report(&out.with_extension(format!("{}.json", i + 1)), r)?;
+        }
+    }
+    if reports.len() == 2 {
+        return print_comparison(&reports[0], &reports[1], args.permutations, args.json);
+    }
+    for r in &reports {
+        if args.json {
+            println!("{}", r.to_json(single_run));
+        } else {
+            r.print_table();
+        }
+    }
+    Ok(())
+}
+
+fn parse_mode(s: &str) -> anyhow::Result<Mode> {
+    Mode::ALL
+        .into_iter()
+        .find(|m| m.name() == s.trim())
+        .with_context(|| format!("unknown mode '{s}' (og, changed, reversed)"))
+}
+
+fn evaluate_model(
+    args: &EvalArgs,
+    model: &Path,
+    set: &EvalSet,
+    metrics: &[Metric],
+    wise: WiseConfig,
+    save_runs: Option<&Path>,
+) -> anyhow::Result<(ModeReport, Option<PerQuery>)> {
+    let model_args = ModelArgs {
+        model: model.to_path_buf(),
+        device: args.device.clone(),
+        batch_size: args.batch_size,
+    };
+    let encoder = model_args.load()?;
+    let template: engine::QueryTemplate = args.template.parse()?;
+    let bar = progress::bar(set.corpus.len(), "encoding corpus");
+    let passages = engine::evaluation::encode_passages(&encoder, set, &mut |done, _| {
+        bar.set_position(done as u64)
+    })?;
+    bar.finish_and_clear();
+    let runs = engine::evaluation::runs(
+        &encoder,
+        set,
+        &passages,
+        &template,
+        args.no_instruction,
+        args.depth,
+    )?;
+    if let Some(dir) = save_runs {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create", dir.display()))?;
+        for (mode, run) in &runs {
+            run.save_trec(&dir.join(format!("{}.trec", mode.name())), "trainer")?;
+        }
+        eprintln!("runs saved in {}", dir.display());
+    }
+    let instfol = match &args.instfol {
+        Some(kind) => Some(instfol(
+            args, kind, &encoder, set, &passages, &template, &runs,
+        )?),
+        None => None,
+    };
+    Ok((
+        ModeReport::compute(&set.qrels, &runs, metrics, wise),
+        instfol,
+    ))
+}
+
+/// INSTFOL@k: the query-alone run against the run with the changed instruction.
+fn instfol(
+    args: &EvalArgs,
+    kind: &str,
+    encoder: &engine::Encoder,
+    set: &EvalSet,
+    passages: &engine::Embeddings,
+    template: &engine::QueryTemplate,
+    runs: &BTreeMap<Mode, Run>,
+) -> anyhow::Result<PerQuery> {
+    use engine::metrics::instfol::{instfol, GradedQrelsJudge, InstructionJudge, QrelsJudge};
+    let instructed = runs
+        .get(&Mode::Changed)
+        .context("INSTFOL needs the set's changed instructions and qrels/changed.tsv")?;
+    // The og run is the query alone when the set has no og instructions; else encode it.
+    let alone_texts = engine::evaluation::query_texts(set, Mode::Og, template, true)?;
+    let refs: Vec<&str> = alone_texts.iter().map(|s| s.as_str()).collect();
+    let mut q = encoder.encode(&refs)?;
+    q.normalize();
+    let alone = engine::evaluation::rank(set, passages, &q, args.depth)?;
+    let texts: BTreeMap<String, (String, String)> = set
+        .queries
+        .iter()
+        .map(|q| {
+            (
+                q.id.clone(),
+                (
+                    q.text.clone(),
+                    q.instruction_changed.clone().unwrap_or_default(),
+                ),
+            )
+        })
+        .collect();
+    let by_id: std::collections::HashMap<&str, &engine::Passage> =
+        set.corpus.iter().map(|p| (p.id.as_str(), p)).collect();
+    let passage = |d: &str| by_id.get(d).map(|p| p.encoder_text()).unwrap_or_default();
+    let changed_qrels = set
+        .qrels
+        .get(&Mode::Changed)
+        .context("INSTFOL needs qrels/changed.tsv")?;
+    let mut judge: Box<dyn InstructionJudge> = match kind {
+        "qrels" => Box::new(QrelsJudge {
+            qrels: changed_qrels,
+            s_max: args.judge_max_score,
+        }),
+        "graded" => Box::new(GradedQrelsJudge {
+            qrels: changed_qrels,
+            s_max: args.judge_max_score,
+        }),
+        _ => Box::new(crate::judge::LlmJudge::new(
+            crate::judge::LlmJudgeConfig::from_env(
+                args.judge_url.clone(),
+                args.judge_model.clone(),
+                args.judge_max_score,
+            )?,
+        )),
+    };
+    Ok(instfol(
+        &alone,
+        instructed,
+        args.instfol_k,
+        &texts,
+        passage,
+        judge.as_mut(),
+    )?)
+}
+
+fn write_report(path: &Path, report: &Report) -> anyhow::Result<()> {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, serde_json::to_string_pretty(report)?)
+        .with_context(|| format!("{}", partial.display()))?;
+    std::fs::rename(&partial, path).with_context(|| format!("{}", path.display()))?;
+    eprintln!("report written to {}", path.display());
+    Ok(())
+}
+
+fn read_report(path: &Path) -> anyhow::Result<Report> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!("{}: not a report written by `trainer eval --output` (per-query values are needed to compare)", path.display())
+    })
+}
+
+/// One compared value: both means over the shared queries, and the paired tests.
+#[derive(Debug, Serialize)]
+struct Compared {
+    a: f64,
+    b: f64,
+    queries: usize,
+    p_t_test: Option<f64>,
+    p_randomization: Option<f64>,
+}
+
+fn compare_values(a: &Values, b: &Values, permutations: usize) -> Compared {
+    let shared: Vec<&String> = a
+        .per_query
+        .keys()
+        .filter(|q| b.per_query.contains_key(*q))
+        .collect();
+    let xa: Vec<f64> = shared.iter().map(|q| a.per_query[*q]).collect();
+    let xb: Vec<f64> = shared.iter().map(|q| b.per_query[*q]).collect();
+    let mean = |x: &[f64]| {
+        if x.is_empty() {
+            0.0
+        } else {
+            x.iter().sum::<f64>() / x.len() as f64
+        }
+    };
+    Compared {
+        a: mean(&xa),
+        b: mean(&xb),
+        queries: shared.len(),
+        p_t_test: paired_t_test(&xa, &xb).p_value,
+        p_randomization: randomization_test(&xa, &xb, permutations, 42).p_value,
+    }
+}
+
+fn print_comparison(a: &Report, b: &Report, permutations: usize, json: bool) -> anyhow::Result<()> {
+    let mut rows: Vec<(String, Compared)> = Vec::new();
+    for (mode, metrics) in &a.modes {
+        let Some(other) = b.modes.get(mode) else {
+            continue;
+        };
+        for name in &a.metrics {
+            if let (Some(va), Some(vb)) = (metrics.get(name), other.get(name)) {
+                let label = if mode == "run" {
+                    name.clone()
+                } else {
+                    format!("{mode} {name}")
+                };
+                rows.push((label, compare_values(va, vb, permutations)));
+            }
+        }
+    }
+    for (key, va) in &a.following {
+        if let Some(vb) = b.following.get(key) {
+            rows.push((key.clone(), compare_values(va, vb, permutations)));
+        }
+    }
+    if rows.is_empty() {
+        bail!("the two reports share no metric to compare");
+    }
+    if json {
+        let map: serde_json::Map<String, serde_json::Value> = rows
+            .iter()
+            .map(|(k, c)| (k.clone(), serde_json::to_value(c).unwrap()))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"a": a.system, "b": b.system, "comparison": map})
+        );
+        return Ok(());
+    }
+    println!("A = {}\nB = {}   (values x100; p: paired t-test, paired randomization test with {permutations} permutations)", a.system, b.system);
+    println!(
+        "{:<22}{:>9}{:>9}{:>9}{:>8}{:>10}{:>10}",
+        "metric", "A", "B", "B-A", "n", "p(t)", "p(rand)"
+    );
+    let p = |v: Option<f64>| v.map(|p| format!("{p:.4}")).unwrap_or_else(|| "-".into());
+    for (label, c) in rows {
+        let sig = match c.p_randomization {
+            Some(p) if p < 0.05 => " *",
+            _ => "",
+        };
+        println!(
+            "{:<22}{:>9.2}{:>9.2}{:>+9.2}{:>8}{:>10}{:>10}{sig}",
+            label,
+            c.a * 100.0,
+            c.b * 100.0,
+            (c.b - c.a) * 100.0,
+            c.queries,
+            p(c.p_t_test),
+            p(c.p_randomization)
+        );
+    }
+    println!("* p(rand) < 0.05");
+    Ok(())
+}

@@ -1,0 +1,262 @@
+//! End-to-end tests of `trainer eval`: every form, JSON shapes, the table, the demo set with the
+//! default model (instructions must beat the query alone on the instructed mode), comparisons
+//! with significance, and clear errors for bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn model_dir() -> PathBuf {
+    std::env::var("IFIR_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
+        })
+}
+
+fn demo_set() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/demo")
+}
+
+fn trainer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(args)
+        .output()
+        .expect("run trainer")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ifir-eval-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const QRELS: &str = "query-id\tcorpus-id\tscore\nq1\ta\t1\nq1\tb\t2\nq1\tc\t0\nq2\tx\t1\n";
+const RUN: &str =
+    "q1 Q0 c 1 0.9 t\nq1 Q0 b 2 0.8 t\nq1 Q0 a 3 0.7 t\nq2 Q0 y 1 0.9 t\nq2 Q0 x 2 0.5 t\n";
+
+#[test]
+fn qrels_and_run_give_json_keyed_by_the_given_names() {
+    let dir = tmp("run");
+    std::fs::write(dir.join("qrels.tsv"), QRELS).unwrap();
+    std::fs::write(dir.join("run.trec"), RUN).unwrap();
+    let out = ok(&trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("run.trec")),
+        "--metrics",
+        "MRR@10,p@2,recall@100",
+        "--json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 3, "{v}");
+    // q1: first relevant at rank 2; q2: rank 2 -> MRR 0.5. P@2: q1 1/2, q2 1/2. Recall: 1, 1.
+    assert!((v["MRR@10"].as_f64().unwrap() - 0.5).abs() < 1e-12, "{v}");
+    assert!((v["p@2"].as_f64().unwrap() - 0.5).abs() < 1e-12, "{v}");
+    assert!(
+        (v["recall@100"].as_f64().unwrap() - 1.0).abs() < 1e-12,
+        "{v}"
+    );
+    // The default table is x100.
+    let table = ok(&trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("run.trec")),
+    ]));
+    assert!(
+        table.contains("mrr@10") && table.contains("50.00"),
+        "{table}"
+    );
+}
+
+#[test]
+fn bad_inputs_name_the_file_and_line() {
+    let dir = tmp("bad");
+    std::fs::write(
+        dir.join("qrels.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\ta\tx\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("run.trec"), RUN).unwrap();
+    let out = trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("run.trec")),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("qrels.tsv:2:"), "{err}");
+    std::fs::write(dir.join("qrels.tsv"), QRELS).unwrap();
+    std::fs::write(dir.join("bad.trec"), "q1 Q0 a 1 0.5 t\nq1 Q0 b 2\n").unwrap();
+    let out = trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("bad.trec")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("bad.trec:2:"),
+        "{err}"
+    );
+    let out = trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("run.trec")),
+        "--metrics",
+        "ndgc@10",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("ndgc@10"), "{err}");
+    let out = trainer(&["eval"]);
+    assert!(!out.status.success());
+}
+
+#[test]
+fn demo_set_with_the_default_model_and_precomputed_runs() {
+    let dir = tmp("set");
+    let runs = dir.join("runs");
+    let base_runs = dir.join("base-runs");
+    let report = dir.join("model.json");
+    let base = dir.join("base.json");
+    let model = model_dir();
+    // The model with instructions; save its runs and its full report.
+    let out = ok(&trainer(&[
+        "eval",
+        "--set",
+        s(&demo_set()),
+        "--model",
+        s(&model),
+        "--save-runs",
+        s(&runs),
+        "--output",
+        s(&report),
+        "--json",
+        "--instfol",
+        "qrels",
+        "--instfol-k",
+        "10",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // INSTFOL with the qrels judge is present and in range (its formula is unit-tested in
+    // engine/tests/metrics.rs).
+    let instfol = v["instfol"].as_f64().unwrap();
+    assert!((-1.0..=1.0).contains(&instfol), "{v}");
+    for key in ["og", "changed", "reversed", "p-mrr", "wise", "sicr"] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    for m in [
+        "ndcg@10",
+        "ndcg@5",
+        "map@1000",
+        "mrr@10",
+        "recall@100",
+        "p@10",
+    ] {
+        let x = v["og"][m].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&x), "{m} {x}");
+    }
+    // The query-alone baseline.
+    let out = ok(&trainer(&[
+        "eval",
+        "--set",
+        s(&demo_set()),
+        "--model",
+        s(&model),
+        "--no-instruction",
+        "--save-runs",
+        s(&base_runs),
+        "--output",
+        s(&base),
+        "--json",
+    ]));
+    let b: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // Without instructions the og/changed runs are identical, so nothing moves: p-MRR is 0.
+    assert!(b["p-mrr"].as_f64().unwrap().abs() < 1e-12, "{b}");
+    // The instructions are built to change relevance: using them must help on changed qrels.
+    let with = v["changed"]["ndcg@10"].as_f64().unwrap();
+    let without = b["changed"]["ndcg@10"].as_f64().unwrap();
+    assert!(
+        with > without,
+        "instructed nDCG@10 {with} <= query-alone {without}"
+    );
+    // Re-evaluating the saved runs gives the same numbers.
+    let again = ok(&trainer(&[
+        "eval",
+        "--set",
+        s(&demo_set()),
+        "--run",
+        &format!("og={}", s(&runs.join("og.trec"))),
+        "--run",
+        &format!("changed={}", s(&runs.join("changed.trec"))),
+        "--run",
+        &format!("reversed={}", s(&runs.join("reversed.trec"))),
+        "--json",
+    ]));
+    let a: serde_json::Value = serde_json::from_str(&again).unwrap();
+    for key in ["p-mrr", "wise", "sicr"] {
+        assert!(
+            (a[key].as_f64().unwrap() - v[key].as_f64().unwrap()).abs() < 1e-6,
+            "{key}: {a} vs {v}"
+        );
+    }
+    assert!((a["changed"]["ndcg@10"].as_f64().unwrap() - with).abs() < 1e-6);
+    // Only og: standard metrics, no instruction metrics.
+    let only_og = ok(&trainer(&[
+        "eval",
+        "--set",
+        s(&demo_set()),
+        "--run",
+        &format!("og={}", s(&runs.join("og.trec"))),
+        "--json",
+    ]));
+    let o: serde_json::Value = serde_json::from_str(&only_og).unwrap();
+    assert!(
+        o.get("og").is_some() && o.get("p-mrr").is_none() && o.get("wise").is_none(),
+        "{o}"
+    );
+    // Compare the two reports: a table with p-values, and JSON.
+    let table = ok(&trainer(&["eval", "--compare", s(&report), s(&base)]));
+    assert!(
+        table.contains("p(t)") && table.contains("changed ndcg@10"),
+        "{table}"
+    );
+    let cmp = ok(&trainer(&[
+        "eval",
+        "--compare",
+        s(&report),
+        s(&base),
+        "--json",
+    ]));
+    let c: serde_json::Value = serde_json::from_str(&cmp).unwrap();
+    let row = &c["comparison"]["changed ndcg@10"];
+    assert!((row["a"].as_f64().unwrap() - with).abs() < 1e-9, "{c}");
+    let p = row["p_randomization"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&p));
+    // A file that is not a report is refused clearly.
+    let out = trainer(&["eval", "--compare", s(&runs.join("og.trec")), s(&base)]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("og.trec"));
+}
