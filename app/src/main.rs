@@ -71,6 +71,8 @@ mod tests {
         let (passages, rows) = super::demo_rows().unwrap();
         assert!(passages >= 150);
         assert!(rows.len() >= 15);
-        assert!(rows.iter().all(|r| !r.instruction.is_empty() && !r.reversed.is_empty()));
+        assert!(rows
+            .iter()
+            .all(|r| !r.instruction.is_empty() && !r.reversed.is_empty()));
     }
 }

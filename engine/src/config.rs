@@ -120,7 +120,10 @@ impl BertConfig {
             hidden_act,
             pad_token_id: raw.pad_token_id.unwrap_or(0),
         };
-        if config.hidden_size % config.num_attention_heads != 0 {
+        if !config
+            .hidden_size
+            .is_multiple_of(config.num_attention_heads)
+        {
             return Err(EngineError::model(
                 path,
                 format!(

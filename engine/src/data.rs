@@ -169,29 +169,30 @@ pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
         } else {
             line.split_whitespace().collect()
         };
-        let (q, d, rel) =
-            match (beir, fields.as_slice()) {
-                (true, [q, d, r]) => (*q, *d, *r),
-                (false, [q, _, d, r]) => (*q, *d, *r),
-                (true, _) => return Err(EngineError::data(
+        let (q, d, rel) = match (beir, fields.as_slice()) {
+            (true, [q, d, r]) => (*q, *d, *r),
+            (false, [q, _, d, r]) => (*q, *d, *r),
+            (true, _) => {
+                return Err(EngineError::data(
                     path,
                     i + 1,
                     format!(
                         "expected 3 tab-separated fields (query-id, corpus-id, score), found {}",
                         fields.len()
                     ),
-                )),
-                (false, _) => {
-                    return Err(EngineError::data(
-                        path,
-                        i + 1,
-                        format!(
-                            "expected 4 fields (qid 0 docid rel), found {}",
-                            fields.len()
-                        ),
-                    ))
-                }
-            };
+                ))
+            }
+            (false, _) => {
+                return Err(EngineError::data(
+                    path,
+                    i + 1,
+                    format!(
+                        "expected 4 fields (qid 0 docid rel), found {}",
+                        fields.len()
+                    ),
+                ))
+            }
+        };
         let rel: i32 = rel.trim().parse().map_err(|_| {
             EngineError::data(path, i + 1, format!("relevance '{rel}' is not an integer"))
         })?;

@@ -35,11 +35,7 @@ impl Embeddings {
 
     /// Number of rows.
     pub fn len(&self) -> usize {
-        if self.dim == 0 {
-            0
-        } else {
-            self.data.len() / self.dim
-        }
+        self.data.len().checked_div(self.dim).unwrap_or(0)
     }
 
     /// True when there are no rows.

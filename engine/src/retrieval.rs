@@ -214,7 +214,7 @@ impl IndexWriter {
     /// Appends rows (row-major, `dim` wide); each is L2-normalised on the way.
     pub fn append(&mut self, rows: &[f32]) -> Result<()> {
         let dim = self.dim.max(1);
-        if rows.len() % dim != 0 || self.rows + rows.len() / dim > self.expected_rows {
+        if !rows.len().is_multiple_of(dim) || self.rows + rows.len() / dim > self.expected_rows {
             return Err(EngineError::Invalid(format!(
                 "index rows do not fit: {} values for width {} with {} of {} rows written",
                 rows.len(),

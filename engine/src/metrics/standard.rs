@@ -82,9 +82,11 @@ impl FromStr for Metric {
             "mrr" | "rr" | "recip_rank" => Measure::Mrr,
             "recall" | "r" => Measure::Recall,
             "p" | "precision" => Measure::Precision,
-            _ => return Err(EngineError::Invalid(format!(
+            _ => {
+                return Err(EngineError::Invalid(format!(
                 "unknown metric '{s}' (known: ndcg, map, mrr, recall, p, each with an optional @k)"
-            ))),
+            )))
+            }
         };
         Ok(Metric { measure, cutoff })
     }
