@@ -7,12 +7,13 @@ use anyhow::{bail, Context};
 
 use crate::{model, setup};
 
-/// The workspace root.
+/// The workspace root. `cargo run` sets CARGO_MANIFEST_DIR at run time too; preferring it keeps
+/// two clones that share one CARGO_TARGET_DIR (and so one xtask binary) apart.
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest.parent().unwrap().to_path_buf()
 }
 
 /// Runs a command in the workspace root, failing on a non-zero exit.
