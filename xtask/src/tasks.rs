@@ -232,7 +232,15 @@ pub fn results() -> anyhow::Result<()> {
                 .output()
                 .with_context(|| format!("cannot start {}", trainer.display()))?;
             if !out.status.success() {
-                bail!("{label}: {}", String::from_utf8_lossy(&out.stderr));
+                // One unreadable set must not cost the others: say so in the table and go on.
+                let err = String::from_utf8_lossy(&out.stderr)
+                    .trim()
+                    .replace('|', "/");
+                println!("FAILED: {label}: {err}");
+                table.push_str(&format!(
+                    "| {label} | not evaluated: {err} | | | | | | | |\n"
+                ));
+                break;
             }
             let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
             // The instructed mode when the set has one, else the og mode (BIRCO: og holds the objective).
