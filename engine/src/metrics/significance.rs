@@ -55,19 +55,14 @@ pub fn paired_t_test(a: &[f64], b: &[f64]) -> TestResult {
 /// `2^n <= permutations`, else `permutations` random flips from `seed`, with p =
 /// `(1 + hits) / (1 + permutations)` (never 0 for a sampled test).
 pub fn randomization_test(a: &[f64], b: &[f64], permutations: usize, seed: u64) -> TestResult {
-    assert_eq!(a.len(), b.len(), "paired test needs equal lengths");
-    let n = a.len();
-    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    let observed = d.iter().sum::<f64>();
-    let mean = observed / n.max(1) as f64;
+    let (d, mean, threshold) = sign_flip_setup(a, b);
+    let n = d.len();
     if n == 0 {
         return TestResult {
             p_value: None,
             statistic: f64::NAN,
         };
     }
-    // Tolerance for floating-point equality of a flipped sum with the observed one.
-    let threshold = observed.abs() - 1e-12 * (1.0 + d.iter().map(|x| x.abs()).sum::<f64>());
     if n < 63 && (1usize << n) <= permutations.max(1) {
         let total = 1u64 << n;
         let mut hits = 0u64;
@@ -97,12 +92,7 @@ pub fn randomization_test_sampled(
     permutations: usize,
     seed: u64,
 ) -> TestResult {
-    assert_eq!(a.len(), b.len(), "paired test needs equal lengths");
-    let n = a.len();
-    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    let observed = d.iter().sum::<f64>();
-    let mean = observed / n.max(1) as f64;
-    let threshold = observed.abs() - 1e-12 * (1.0 + d.iter().map(|x| x.abs()).sum::<f64>());
+    let (d, mean, threshold) = sign_flip_setup(a, b);
     let mut rng = SplitMix64(seed);
     let mut hits = 0usize;
     for _ in 0..permutations {
@@ -122,6 +112,17 @@ pub fn randomization_test_sampled(
         p_value: Some((1 + hits) as f64 / (1 + permutations) as f64),
         statistic: mean,
     }
+}
+
+/// Differences `a - b`, their mean, and the |sum| a flipped sum must reach to count as extreme
+/// (the observed |sum| less a floating-point tolerance).
+fn sign_flip_setup(a: &[f64], b: &[f64]) -> (Vec<f64>, f64, f64) {
+    assert_eq!(a.len(), b.len(), "paired test needs equal lengths");
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    let observed = d.iter().sum::<f64>();
+    let mean = observed / d.len().max(1) as f64;
+    let threshold = observed.abs() - 1e-12 * (1.0 + d.iter().map(|x| x.abs()).sum::<f64>());
+    (d, mean, threshold)
 }
 
 /// A small, fast, seedable generator (SplitMix64); enough for sign flips.
