@@ -64,8 +64,13 @@ pub struct TextRecord {
     pub text: String,
 }
 
-/// Relevance judgments: query id -> doc id -> level (0 = judged non-relevant).
-pub type Qrels = BTreeMap<String, BTreeMap<String, i32>>;
+/// Relevance judgments: query id -> doc id -> level (0 = judged non-relevant, > 0 relevant).
+///
+/// Levels are integers in formats.md, and integer levels give trec_eval's numbers exactly.
+/// They are stored as `f64` because real data sets grade with fractions (BIRCO's DORIS-MAE
+/// averages annotator votes into levels such as 0.2857); a fractional level is used as the
+/// gain in nDCG, and any level > 0 counts as relevant for the binary metrics.
+pub type Qrels = BTreeMap<String, BTreeMap<String, f64>>;
 
 /// Parses JSON lines from `text`; blank lines are skipped; `path` names the file in errors.
 pub fn parse_jsonl<T: DeserializeOwned>(text: &str, path: &Path) -> Result<Vec<T>> {
@@ -193,9 +198,16 @@ pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
                 ))
             }
         };
-        let rel: i32 = rel.trim().parse().map_err(|_| {
-            EngineError::data(path, i + 1, format!("relevance '{rel}' is not an integer"))
-        })?;
+        let rel: f64 = match rel.trim().parse::<f64>() {
+            Ok(r) if r.is_finite() => r,
+            _ => {
+                return Err(EngineError::data(
+                    path,
+                    i + 1,
+                    format!("relevance '{rel}' is not a number"),
+                ))
+            }
+        };
         qrels
             .entry(q.trim().to_string())
             .or_default()

@@ -110,6 +110,79 @@ pub fn encode_passages(
     Ok(e)
 }
 
+/// Whether [`encode_passages_cached`] found the embeddings in its cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Read from the cache file.
+    Hit,
+    /// Encoded, and written to the cache file.
+    Miss,
+    /// Encoded again because the cache file was unreadable (it was replaced).
+    Replaced,
+}
+
+/// The cache file for `set`'s passages under `encoder`: `passages-<key>.index` in `dir`, where
+/// the key hashes the model fingerprint, the maximum sequence length and every passage id and
+/// text, so that any change to the model or the corpus gives a different file.
+pub fn passage_cache_path(
+    encoder: &Encoder,
+    set: &EvalSet,
+    dir: &std::path::Path,
+) -> std::path::PathBuf {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(encoder.fingerprint().as_bytes());
+    field(&(encoder.config().max_seq_length as u64).to_le_bytes());
+    for p in &set.corpus {
+        field(p.id.as_bytes());
+        field(p.encoder_text().as_bytes());
+    }
+    let key: String = h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    dir.join(format!("passages-{key}.index"))
+}
+
+/// [`encode_passages`] with an on-disk cache in `dir` (the index format of
+/// [`retrieval::write_index`]): a set is encoded once per model, and evaluating it again (another
+/// template, with and without instructions) only encodes the queries. An unreadable cache file
+/// is encoded again and replaced, never trusted.
+pub fn encode_passages_cached(
+    encoder: &Encoder,
+    set: &EvalSet,
+    dir: &std::path::Path,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Embeddings, CacheOutcome)> {
+    let path = passage_cache_path(encoder, set, dir);
+    let mut outcome = CacheOutcome::Miss;
+    if path.exists() {
+        let cached = retrieval::IndexReader::open(&path).and_then(|r| {
+            r.check_model(encoder.fingerprint())?;
+            r.read_all()
+        });
+        match cached {
+            Ok((header, e))
+                if header.dim == encoder.dim()
+                    && header.ids.len() == set.corpus.len()
+                    && header.ids.iter().zip(&set.corpus).all(|(a, p)| *a == p.id) =>
+            {
+                return Ok((e, CacheOutcome::Hit));
+            }
+            _ => outcome = CacheOutcome::Replaced,
+        }
+    }
+    let e = encode_passages(encoder, set, progress)?;
+    std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
+    let ids: Vec<String> = set.corpus.iter().map(|p| p.id.clone()).collect();
+    retrieval::write_index(&path, encoder.fingerprint(), &ids, &e)?;
+    Ok((e, outcome))
+}
+
 /// Encodes and ranks every mode the set supports: one run per mode.
 pub fn runs(
     encoder: &Encoder,

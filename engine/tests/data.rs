@@ -66,20 +66,29 @@ fn qrels_beir_and_trec_forms() {
         Path::new("og.tsv"),
     )
     .unwrap();
-    assert_eq!(beir["q1"]["d1"], 2);
-    assert_eq!(beir["q1"]["d2"], 0);
+    assert_eq!(beir["q1"]["d1"], 2.0);
+    assert_eq!(beir["q1"]["d2"], 0.0);
     let trec = parse_qrels("q1 0 d1 1\nq2 0 d3 0\n", Path::new("og.txt")).unwrap();
-    assert_eq!(trec["q2"]["d3"], 0);
-    let msg = parse_qrels(
-        "query-id\tcorpus-id\tscore\nq1\td1\thigh\n",
+    assert_eq!(trec["q2"]["d3"], 0.0);
+    // Fractional levels (BIRCO DORIS-MAE) are kept as they are.
+    let graded = parse_qrels(
+        "query-id\tcorpus-id\tscore\nq1\td1\t0.2857142857142857\n",
         Path::new("og.tsv"),
     )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        msg.starts_with("og.tsv:2") && msg.contains("not an integer"),
-        "{msg}"
-    );
+    .unwrap();
+    assert_eq!(graded["q1"]["d1"], 0.2857142857142857);
+    for bad in ["high", "nan", "inf", ""] {
+        let msg = parse_qrels(
+            &format!("query-id\tcorpus-id\tscore\nq1\td0\t1\nq1\td1\t{bad}\n"),
+            Path::new("og.tsv"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.starts_with("og.tsv:3") && msg.contains("is not a number"),
+            "{bad}: {msg}"
+        );
+    }
     let msg = parse_qrels("q1 0 d1\n", Path::new("og.txt"))
         .unwrap_err()
         .to_string();

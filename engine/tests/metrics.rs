@@ -33,7 +33,7 @@ fn qrels(v: &Value) -> Qrels {
                 .as_object()
                 .unwrap()
                 .iter()
-                .map(|(d, r)| (d.clone(), r.as_i64().unwrap() as i32))
+                .map(|(d, r)| (d.clone(), r.as_f64().unwrap()))
                 .collect();
             (q.clone(), j)
         })
@@ -127,11 +127,11 @@ fn standard_metrics_reproduce_the_spec_examples() {
     // §1.1: R N R N R with |R| = 4 -> AP 0.5667.
     let mut run = Run::new();
     let mut q = BTreeMap::new();
-    for (i, rel) in [1, 0, 1, 0, 1].iter().enumerate() {
+    for (i, rel) in [1.0, 0.0, 1.0, 0.0, 1.0].iter().enumerate() {
         run.insert("q", &format!("d{i}"), 10.0 - i as f64);
         q.insert(format!("d{i}"), *rel);
     }
-    q.insert("missing".into(), 1);
+    q.insert("missing".into(), 1.0);
     let qrels: Qrels = [("q".to_string(), q)].into();
     let e = evaluate(
         &qrels,
@@ -144,14 +144,36 @@ fn standard_metrics_reproduce_the_spec_examples() {
     // §1.2: [1,0,1,0,0] with 3 relevant -> nDCG@5 0.7039.
     let mut q = BTreeMap::new();
     let mut run = Run::new();
-    for (i, rel) in [1, 0, 1, 0, 0].iter().enumerate() {
+    for (i, rel) in [1.0, 0.0, 1.0, 0.0, 0.0].iter().enumerate() {
         run.insert("q", &format!("d{i}"), 10.0 - i as f64);
         q.insert(format!("d{i}"), *rel);
     }
-    q.insert("other".into(), 1);
+    q.insert("other".into(), 1.0);
     let qrels: Qrels = [("q".to_string(), q)].into();
     let e = evaluate(&qrels, &run, &["ndcg@5".parse().unwrap()], QuerySet::Judged);
     assert!((e.mean[0] - 0.7039).abs() < 1e-4, "{}", e.mean[0]);
+}
+
+#[test]
+fn fractional_levels_are_gains_and_count_as_relevant() {
+    // Levels 0.5, 0, 0.25 ranked in that order; a 1.0 document is not retrieved.
+    let mut run = Run::new();
+    let mut q = BTreeMap::new();
+    for (i, rel) in [0.5, 0.0, 0.25].iter().enumerate() {
+        run.insert("q", &format!("d{i}"), 10.0 - i as f64);
+        q.insert(format!("d{i}"), *rel);
+    }
+    q.insert("top".into(), 1.0);
+    let qrels: Qrels = [("q".to_string(), q)].into();
+    let metrics = Metric::parse_list("ndcg@3,map@1000,mrr@10,recall@100,p@3").unwrap();
+    let e = evaluate(&qrels, &run, &metrics, QuerySet::Judged);
+    let dcg = 0.5 + 0.25 / 4f64.log2();
+    let idcg = 1.0 + 0.5 / 3f64.log2() + 0.25 / 4f64.log2();
+    assert!((e.mean[0] - dcg / idcg).abs() < 1e-12, "{}", e.mean[0]);
+    assert!((e.mean[1] - (1.0 + 2.0 / 3.0) / 3.0).abs() < 1e-12);
+    assert_eq!(e.mean[2], 1.0);
+    assert!((e.mean[3] - 2.0 / 3.0).abs() < 1e-12);
+    assert!((e.mean[4] - 2.0 / 3.0).abs() < 1e-12);
 }
 
 #[test]
@@ -347,7 +369,7 @@ fn instfol_follows_the_worked_example_and_the_qrels_judge() {
     let mut qrels = Qrels::new();
     qrels.insert(
         "q".into(),
-        [("a".to_string(), 1), ("b".to_string(), 1)].into(),
+        [("a".to_string(), 1.0), ("b".to_string(), 1.0)].into(),
     );
     let mut alone = Run::new();
     let mut inst = Run::new();

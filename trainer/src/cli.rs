@@ -156,6 +156,10 @@ pub struct EvalArgs {
     /// Write the runs (og.trec, changed.trec, reversed.trec) into this folder.
     #[arg(long)]
     pub save_runs: Option<PathBuf>,
+    /// Keep passage embeddings in this folder, keyed by model and corpus, so evaluating the
+    /// same set again (another template, --no-instruction) only encodes the queries.
+    #[arg(long, env = "IFIR_PASSAGE_CACHE")]
+    pub passage_cache: Option<PathBuf>,
     /// Write the full report (per-query values included) as JSON, for --compare.
     #[arg(long)]
     pub output: Option<PathBuf>,

@@ -68,13 +68,13 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
                             .get(&q.id)
                             .and_then(|m| m.get(id))
                             .copied()
-                            .unwrap_or(0);
+                            .unwrap_or(0.0);
                         format!(
                             "{}. {} {:.3} {}",
                             rank + 1,
                             id,
                             hit.score,
-                            if rel > 0 { "✓" } else { "✗" }
+                            if rel > 0.0 { "✓" } else { "✗" }
                         )
                     }
                     None => String::new(),

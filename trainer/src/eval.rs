@@ -317,9 +317,24 @@ fn evaluate_model(
     let encoder = model_args.load()?;
     let template: engine::QueryTemplate = args.template.parse()?;
     let bar = progress::bar(set.corpus.len(), "encoding corpus");
-    let passages = engine::evaluation::encode_passages(&encoder, set, &mut |done, _| {
-        bar.set_position(done as u64)
-    })?;
+    let mut tick = |done: usize, _| bar.set_position(done as u64);
+    let passages = match &args.passage_cache {
+        Some(dir) => {
+            use engine::evaluation::{encode_passages_cached, passage_cache_path, CacheOutcome};
+            let (e, outcome) = encode_passages_cached(&encoder, set, dir, &mut tick)?;
+            let path = passage_cache_path(&encoder, set, dir);
+            match outcome {
+                CacheOutcome::Hit => eprintln!("passages read from {}", path.display()),
+                CacheOutcome::Miss => eprintln!("passages cached in {}", path.display()),
+                CacheOutcome::Replaced => eprintln!(
+                    "warning: {} was unreadable; passages encoded again and the file replaced",
+                    path.display()
+                ),
+            }
+            e
+        }
+        None => engine::evaluation::encode_passages(&encoder, set, &mut tick)?,
+    };
     bar.finish_and_clear();
     let runs = engine::evaluation::runs(
         &encoder,

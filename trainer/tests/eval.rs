@@ -142,14 +142,17 @@ fn demo_set_with_the_default_model_and_precomputed_runs() {
     let base_runs = dir.join("base-runs");
     let report = dir.join("model.json");
     let base = dir.join("base.json");
+    let cache = dir.join("cache");
     let model = model_dir();
-    // The model with instructions; save its runs and its full report.
+    // The model with instructions; save its runs and its full report; cache the passages.
     let out = ok(&trainer(&[
         "eval",
         "--set",
         s(&demo_set()),
         "--model",
         s(&model),
+        "--passage-cache",
+        s(&cache),
         "--save-runs",
         s(&runs),
         "--output",
@@ -179,21 +182,39 @@ fn demo_set_with_the_default_model_and_precomputed_runs() {
         let x = v["og"][m].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&x), "{m} {x}");
     }
-    // The query-alone baseline.
-    let out = ok(&trainer(&[
-        "eval",
-        "--set",
-        s(&demo_set()),
-        "--model",
-        s(&model),
-        "--no-instruction",
-        "--save-runs",
-        s(&base_runs),
-        "--output",
-        s(&base),
-        "--json",
-    ]));
-    let b: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // The query-alone baseline, reusing the cached passages.
+    let baseline = |expect: &str| {
+        let out = trainer(&[
+            "eval",
+            "--set",
+            s(&demo_set()),
+            "--model",
+            s(&model),
+            "--passage-cache",
+            s(&cache),
+            "--no-instruction",
+            "--save-runs",
+            s(&base_runs),
+            "--output",
+            s(&base),
+            "--json",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(stderr.contains(expect), "expected '{expect}' in: {stderr}");
+        serde_json::from_str::<serde_json::Value>(&ok(&out)).unwrap()
+    };
+    let b = baseline("passages read from");
+    // A damaged cache file is never trusted: encoded again, replaced, same numbers.
+    let cached: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    let bytes = std::fs::read(&cached[0]).unwrap();
+    std::fs::write(&cached[0], &bytes[..bytes.len() / 2]).unwrap();
+    let b2 = baseline("was unreadable");
+    assert_eq!(b, b2);
+    assert_eq!(std::fs::read(&cached[0]).unwrap(), bytes);
     // Without instructions the og/changed runs are identical, so nothing moves: p-MRR is 0.
     assert!(b["p-mrr"].as_f64().unwrap().abs() < 1e-12, "{b}");
     // The instructions are built to change relevance: using them must help on changed qrels.

@@ -48,8 +48,8 @@ impl InstructionJudge for QrelsJudge<'_> {
             .get(qid)
             .and_then(|j| j.get(doc_id))
             .copied()
-            .unwrap_or(0);
-        Ok(if rel > 0 { self.s_max } else { 0.0 })
+            .unwrap_or(0.0);
+        Ok(if rel > 0.0 { self.s_max } else { 0.0 })
     }
 }
 
@@ -72,8 +72,8 @@ impl InstructionJudge for GradedQrelsJudge<'_> {
             .get(qid)
             .and_then(|j| j.get(doc_id))
             .copied()
-            .unwrap_or(0);
-        Ok((rel as f64).clamp(0.0, self.s_max))
+            .unwrap_or(0.0);
+        Ok(rel.clamp(0.0, self.s_max))
     }
 }
 

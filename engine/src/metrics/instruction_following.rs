@@ -43,7 +43,7 @@ fn relevant(qrels: &Qrels, qid: &str, doc: &str) -> bool {
     qrels
         .get(qid)
         .and_then(|j| j.get(doc))
-        .map(|r| *r > 0)
+        .map(|r| *r > 0.0)
         .unwrap_or(false)
 }
 
@@ -65,7 +65,7 @@ pub fn p_mrr(qrels_og: &Qrels, qrels_changed: &Qrels, run_og: &Run, run_changed:
     for (qid, judged) in qrels_og {
         let changed: Vec<&str> = judged
             .iter()
-            .filter(|(d, r)| **r > 0 && !relevant(qrels_changed, qid, d))
+            .filter(|(d, r)| **r > 0.0 && !relevant(qrels_changed, qid, d))
             .map(|(d, _)| d.as_str())
             .collect();
         if changed.is_empty() {
@@ -167,10 +167,10 @@ pub fn infosearch(
     let [run_ori, run_ins, run_rev] = runs;
     let (mut wise, mut ideal, mut sicr) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     for (qid, judged) in qrels_og {
-        let n = judged.values().filter(|r| **r > 0).count();
+        let n = judged.values().filter(|r| **r > 0.0).count();
         let gold: Vec<&str> = judged
             .iter()
-            .filter(|(d, r)| **r > 0 && relevant(qrels_changed, qid, d))
+            .filter(|(d, r)| **r > 0.0 && relevant(qrels_changed, qid, d))
             .map(|(d, _)| d.as_str())
             .collect();
         if gold.is_empty() {

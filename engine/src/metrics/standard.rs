@@ -123,21 +123,17 @@ pub enum QuerySet {
 /// (best first) and its judgments.
 pub fn evaluate_query(
     ranked: &[(&str, f64)],
-    judgments: &BTreeMap<String, i32>,
+    judgments: &BTreeMap<String, f64>,
     metrics: &[Metric],
 ) -> Vec<f64> {
-    let num_rel = judgments.values().filter(|r| **r > 0).count();
+    let num_rel = judgments.values().filter(|r| **r > 0.0).count();
     // Gains of the ranked list, and cumulative counts, computed once for every metric.
-    let gains: Vec<i32> = ranked
+    let gains: Vec<f64> = ranked
         .iter()
-        .map(|(d, _)| judgments.get(*d).copied().unwrap_or(0).max(0))
+        .map(|(d, _)| judgments.get(*d).copied().unwrap_or(0.0).max(0.0))
         .collect();
-    let mut ideal: Vec<i32> = judgments
-        .values()
-        .map(|r| (*r).max(0))
-        .filter(|r| *r > 0)
-        .collect();
-    ideal.sort_unstable_by(|a, b| b.cmp(a));
+    let mut ideal: Vec<f64> = judgments.values().copied().filter(|r| *r > 0.0).collect();
+    ideal.sort_unstable_by(|a, b| b.total_cmp(a));
     metrics
         .iter()
         .map(|m| {
@@ -160,7 +156,7 @@ pub fn evaluate_query(
                     let mut hits = 0usize;
                     let mut sum = 0.0;
                     for (i, g) in top.iter().enumerate() {
-                        if *g > 0 {
+                        if *g > 0.0 {
                             hits += 1;
                             sum += hits as f64 / (i + 1) as f64;
                         }
@@ -169,18 +165,18 @@ pub fn evaluate_query(
                 }
                 Measure::Mrr => top
                     .iter()
-                    .position(|g| *g > 0)
+                    .position(|g| *g > 0.0)
                     .map(|i| 1.0 / (i + 1) as f64)
                     .unwrap_or(0.0),
                 Measure::Recall => {
                     if num_rel == 0 {
                         0.0
                     } else {
-                        top.iter().filter(|g| **g > 0).count() as f64 / num_rel as f64
+                        top.iter().filter(|g| **g > 0.0).count() as f64 / num_rel as f64
                     }
                 }
                 Measure::Precision => {
-                    let hits = top.iter().filter(|g| **g > 0).count() as f64;
+                    let hits = top.iter().filter(|g| **g > 0.0).count() as f64;
                     // trec_eval divides by the cut-off even when fewer documents were returned.
                     let denom = m.cutoff.unwrap_or(gains.len()).max(1);
                     hits / denom as f64
@@ -190,12 +186,12 @@ pub fn evaluate_query(
         .collect()
 }
 
-fn dcg(gains: &[i32]) -> f64 {
+fn dcg(gains: &[f64]) -> f64 {
     gains
         .iter()
         .enumerate()
-        .filter(|(_, g)| **g > 0)
-        .map(|(i, g)| *g as f64 / ((i + 2) as f64).log2())
+        .filter(|(_, g)| **g > 0.0)
+        .map(|(i, g)| *g / ((i + 2) as f64).log2())
         .sum()
 }
 
@@ -246,12 +242,12 @@ pub fn threads() -> usize {
 /// Evaluates `run` against `qrels`. Queries with no judgment at all are skipped (trec_eval does
 /// the same); `queries` says whether judged queries the run lacks count as 0.
 pub fn evaluate(qrels: &Qrels, run: &Run, metrics: &[Metric], queries: QuerySet) -> Evaluation {
-    let todo: Vec<(&String, &BTreeMap<String, i32>)> = qrels
+    let todo: Vec<(&String, &BTreeMap<String, f64>)> = qrels
         .iter()
         .filter(|(_, judgments)| !judgments.is_empty())
         .filter(|(qid, _)| queries == QuerySet::Judged || run.docs(qid).is_some())
         .collect();
-    let one = |(qid, judgments): &(&String, &BTreeMap<String, i32>)| {
+    let one = |(qid, judgments): &(&String, &BTreeMap<String, f64>)| {
         (
             (*qid).clone(),
             evaluate_query(&run.ranked(qid), judgments, metrics),
