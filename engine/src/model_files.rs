@@ -129,6 +129,35 @@ impl ModelFiles {
         self.root.join(name)
     }
 
+    /// The same model with its weights stored as F16 (see [`crate::safetensors_io::to_f16`]):
+    /// what the web demo serves.
+    pub fn to_f16(&self) -> Result<ModelFiles> {
+        let weights = self.required(WEIGHTS, "weights in safetensors format")?;
+        let half = crate::safetensors_io::to_f16(weights, &self.path_of(WEIGHTS))?;
+        let mut files = self.files.clone();
+        files.insert(WEIGHTS.to_string(), half);
+        Ok(ModelFiles {
+            root: self.root.clone(),
+            files,
+        })
+    }
+
+    /// Writes every file held into `dir` (a Hugging Face style folder), creating it. Each file
+    /// is written beside its destination and renamed, so a crash leaves no half-written file.
+    pub fn write_dir(&self, dir: impl AsRef<Path>) -> Result<()> {
+        let dir = dir.as_ref();
+        for (name, bytes) in &self.files {
+            let path = dir.join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| EngineError::io(parent, e))?;
+            }
+            let partial = path.with_extension("partial");
+            std::fs::write(&partial, bytes).map_err(|e| EngineError::io(&partial, e))?;
+            std::fs::rename(&partial, &path).map_err(|e| EngineError::io(&path, e))?;
+        }
+        Ok(())
+    }
+
     /// Relative paths of the files held.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.files.keys().map(|k| k.as_str())

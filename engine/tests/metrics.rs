@@ -229,6 +229,156 @@ fn trec_run_files_parse_with_clear_errors() {
     assert_eq!(back.ranked("q1"), run.ranked("q1"));
 }
 
+#[test]
+fn large_runs_parse_in_parallel_pieces_exactly_like_small_ones() {
+    // Over 1 MB: parsed in pieces on several threads when the machine has several cores.
+    let p = Path::new("big.trec");
+    let mut lines = Vec::new();
+    let mut expected: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
+    for q in 0..60 {
+        for d in 0..1000 {
+            let score = ((q * 7919 + d * 104729) % 100_000) as f64 / 1000.0;
+            lines.push(format!("q{q} Q0 doc{d} {} {score} tag", d + 1));
+            expected
+                .entry(format!("q{q}"))
+                .or_default()
+                .push((format!("doc{d}"), score));
+        }
+    }
+    // q0 comes back at the very end (not contiguous): its documents are kept in file order.
+    lines.push("q0 Q0 late 1001 -1 tag".into());
+    expected
+        .get_mut("q0")
+        .unwrap()
+        .push(("late".to_string(), -1.0));
+    let text = lines.join("\n") + "\n";
+    assert!(text.len() > 1 << 20);
+    let run = Run::parse_trec(&text, p).unwrap();
+    let mut reference = Run::new();
+    for (q, docs) in expected {
+        reference.set_query(&q, docs);
+    }
+    assert!(
+        run == reference,
+        "parallel parse differs from the expected run"
+    );
+    // Errors name the line of the whole file, whichever piece it falls in.
+    for bad_line in [1, 30_001, 45_000, 60_001] {
+        let mut broken = lines.clone();
+        broken[bad_line - 1] = "q1 Q0 broken 1 not-a-score tag".into();
+        let err = Run::parse_trec(&(broken.join("\n") + "\n"), p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("big.trec:{bad_line}:")) && err.contains("not-a-score"),
+            "{bad_line}: {err}"
+        );
+    }
+    let mut dup = lines.clone();
+    dup.push("q7 Q0 doc123 9 0.5 tag".into());
+    let err = Run::parse_trec(&(dup.join("\n") + "\n"), p)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("big.trec:60002:") && err.contains("'doc123' appears twice for query 'q7'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn explanations_add_up_to_the_metrics_on_random_cases() {
+    use engine::metrics::explain;
+    use engine::metrics::instruction_following::{infosearch, p_mrr, WiseConfig};
+    let mut seed = 12345u64;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut checked = 0;
+    for case in 0..300 {
+        let docs: Vec<String> = (0..(3 + next(20))).map(|d| format!("d{d}")).collect();
+        let mut runs = [Run::new(), Run::new(), Run::new()];
+        for run in runs.iter_mut() {
+            run.add_empty_query("q");
+            for d in &docs {
+                if next(5) > 0 {
+                    run.insert("q", d, next(8) as f64 / 4.0);
+                }
+            }
+        }
+        let mut judged = [BTreeMap::new(), BTreeMap::new(), BTreeMap::new()];
+        for j in judged.iter_mut() {
+            for d in &docs {
+                if next(3) > 0 {
+                    let level = [0.0, 1.0, 2.0, 0.5][next(4) as usize];
+                    j.insert(d.clone(), level);
+                }
+            }
+        }
+        let qrels: Vec<Qrels> = judged
+            .iter()
+            .map(|j| [("q".to_string(), j.clone())].into())
+            .collect();
+        let k = [1, 3, 5, 10, 1000][case % 5];
+        let metrics = Metric::parse_list(&format!("ndcg@{k},map@{k},mrr@{k}")).unwrap();
+        let e = evaluate(&qrels[1], &runs[1], &metrics, QuerySet::Judged);
+        if e.per_query.contains_key("q") {
+            let v = &e.per_query["q"];
+            let n = explain::ndcg(&runs[1], "q", &judged[1], k);
+            assert!(close(n.value, v[0]), "ndcg {} vs {}", n.value, v[0]);
+            assert!(close(
+                n.terms.iter().map(|t| t.value).sum::<f64>(),
+                n.value * ideal_dcg(&judged[1], k)
+            ));
+            let ap = explain::average_precision(&runs[1], "q", &judged[1], k);
+            assert!(close(ap.value, v[1]), "ap {} vs {}", ap.value, v[1]);
+            let rr = explain::reciprocal_rank(&runs[1], "q", &judged[1], k);
+            assert!(close(rr.value, v[2]), "rr {} vs {}", rr.value, v[2]);
+            checked += 3;
+        }
+        let pm = p_mrr(&qrels[0], &qrels[1], &runs[0], &runs[1]);
+        let ex = explain::p_mrr(&runs[0], &runs[1], "q", &judged[0], &judged[1]);
+        assert_eq!(pm.per_query.get("q").is_some(), ex.is_some());
+        if let Some(ex) = ex {
+            assert!(close(ex.value, pm.per_query["q"]));
+            assert!(close(
+                ex.terms.iter().map(|t| t.value).sum::<f64>() / ex.terms.len() as f64,
+                ex.value
+            ));
+            checked += 1;
+        }
+        let config = WiseConfig::default();
+        let is = infosearch(&qrels[0], &qrels[1], [&runs[0], &runs[1], &runs[2]], config);
+        let w = explain::wise(
+            [&runs[0], &runs[1], &runs[2]],
+            "q",
+            &judged[0],
+            &judged[1],
+            config,
+        );
+        let s = explain::sicr([&runs[0], &runs[1], &runs[2]], "q", &judged[0], &judged[1]);
+        assert_eq!(is.wise.per_query.get("q").is_some(), w.is_some());
+        if let (Some(w), Some(s)) = (w, s) {
+            assert!(close(w.value, is.wise.per_query["q"]));
+            assert!(close(s.value, is.sicr.per_query["q"]));
+            checked += 2;
+        }
+    }
+    assert!(checked > 500, "only {checked} values checked");
+}
+
+fn ideal_dcg(judged: &BTreeMap<String, f64>, k: usize) -> f64 {
+    let mut g: Vec<f64> = judged.values().copied().filter(|g| *g > 0.0).collect();
+    g.sort_by(|a, b| b.total_cmp(a));
+    g.iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, g)| g / ((i + 2) as f64).log2())
+        .sum()
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }

@@ -26,6 +26,22 @@ pub enum Command {
     Demo(DemoArgs),
     /// Evaluate runs or a model: nDCG, MAP, MRR, Recall, P, p-MRR, WISE, SICR; compare systems.
     Eval(EvalArgs),
+    /// Copy a model folder (the files the engine reads), optionally with F16 weights for the web.
+    Export(ExportArgs),
+}
+
+/// `trainer export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Source model folder.
+    #[arg(long, env = "IFIR_MODEL", default_value = "models/all-MiniLM-L6-v2")]
+    pub model: PathBuf,
+    /// Destination folder (created).
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Store the weights as F16 (half the size; what the web demo serves).
+    #[arg(long)]
+    pub f16: bool,
 }
 
 /// Model and device options shared by every command.

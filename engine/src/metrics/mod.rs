@@ -6,8 +6,10 @@
 //! * [`instruction_following`]: p-MRR, WISE (+ ideal, Per.), SICR, Robustness@k, FollowIR score;
 //! * [`instfol`]: IFIR's INSTFOL@K with a pluggable judge;
 //! * [`significance`]: paired t-test and randomization test between two systems;
+//! * [`explain`]: per-document terms of each metric of one query (the demo's teach mode);
 //! * [`ModeReport`] here: everything for one evaluation set's og / changed / reversed runs.
 
+pub mod explain;
 pub mod instfol;
 pub mod instruction_following;
 pub mod run;

@@ -7,11 +7,13 @@
 //! [`Run::ranked`] implements exactly that, and every metric, the instruction metrics included,
 //! ranks through it, so a tie is resolved the same way everywhere.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 use std::io::Write;
 use std::path::Path;
 
 use crate::error::{EngineError, Result};
+use crate::metrics::standard::threads;
 
 /// The documents a system returned for each query, with their scores.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -105,58 +107,67 @@ impl Run {
     /// Parses a TREC run (`qid Q0 docid rank score tag`, whitespace separated). The rank column
     /// is ignored (trec_eval ranks by score); a repeated (qid, docid) pair, a non-numeric or
     /// non-finite score and a short line are errors naming `path:line`.
+    ///
+    /// Large files are parsed in parallel: the text is cut at line boundaries into one piece
+    /// per core, each piece parsed on its own thread, and the pieces merged in file order (a
+    /// query split across pieces, or spread over the file, keeps every line).
     pub fn parse_trec(text: &str, path: &Path) -> Result<Self> {
+        let pieces = split_at_lines(text, if text.len() > 1 << 20 { threads() } else { 1 });
+        let parsed: Vec<std::result::Result<Piece<'_>, (usize, String)>> = if pieces.len() > 1 {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = pieces
+                    .iter()
+                    .map(|p| scope.spawn(move || parse_piece(p)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("run parser panicked"))
+                    .collect()
+            })
+        } else {
+            pieces.iter().map(|p| parse_piece(p)).collect()
+        };
         let mut queries: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
-        let mut current: Option<(String, Vec<(String, f64)>)> = None;
-        let mut lines_of: BTreeMap<String, usize> = BTreeMap::new();
-        for (i, line) in text.lines().enumerate() {
-            let mut fields = line.split_ascii_whitespace();
-            let Some(qid) = fields.next() else { continue };
-            let (Some(_q0), Some(doc), Some(_rank), Some(score)) =
-                (fields.next(), fields.next(), fields.next(), fields.next())
-            else {
-                return Err(EngineError::data(
-                    path,
-                    i + 1,
-                    "expected 6 fields: qid Q0 docid rank score tag",
-                ));
-            };
-            let score: f64 = score.parse().map_err(|_| {
-                EngineError::data(path, i + 1, format!("score '{score}' is not a number"))
+        let mut first_line: HashMap<&str, usize> = HashMap::new();
+        let mut lines_before = 0;
+        for piece in parsed {
+            let piece = piece.map_err(|(line, problem)| {
+                EngineError::data(path, lines_before + line + 1, problem)
             })?;
-            if !score.is_finite() {
-                return Err(EngineError::data(
-                    path,
-                    i + 1,
-                    format!("score {score} is not finite"),
-                ));
-            }
-            // Lines of one query are usually contiguous: keep the current list at hand.
-            if current.as_ref().map(|(q, _)| q.as_str()) != Some(qid) {
-                if let Some((q, docs)) = current.take() {
-                    queries.entry(q).or_default().extend(docs);
-                }
-                let docs = queries.remove(qid).unwrap_or_default();
-                lines_of.entry(qid.to_string()).or_insert(i + 1);
-                current = Some((qid.to_string(), docs));
-            }
-            current.as_mut().unwrap().1.push((doc.to_string(), score));
-        }
-        if let Some((q, docs)) = current.take() {
-            queries.entry(q).or_default().extend(docs);
-        }
-        for (qid, docs) in &queries {
-            let mut seen = HashSet::with_capacity(docs.len());
-            for (doc, _) in docs {
-                if !seen.insert(doc.as_str()) {
-                    let line = find_line(text, qid, doc).unwrap_or(lines_of[qid]);
-                    return Err(EngineError::data(
-                        path,
-                        line,
-                        format!("document '{doc}' appears twice for query '{qid}'"),
-                    ));
+            for (qid, line, docs) in piece.segments {
+                first_line.entry(qid).or_insert(lines_before + line + 1);
+                match queries.get_mut(qid) {
+                    Some(existing) => existing.extend(docs),
+                    None => {
+                        queries.insert(qid.to_string(), docs);
+                    }
                 }
             }
+            lines_before += piece.lines;
+        }
+        let lists: Vec<(&String, &Vec<(String, f64)>)> = queries.iter().collect();
+        let duplicate = if lists.len() > 1 && pieces.len() > 1 {
+            let chunk = lists.len().div_ceil(pieces.len());
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = lists
+                    .chunks(chunk)
+                    .map(|part| scope.spawn(move || part.iter().find_map(|q| duplicate_in(*q))))
+                    .collect();
+                handles
+                    .into_iter()
+                    .filter_map(|h| h.join().expect("run checker panicked"))
+                    .next()
+            })
+        } else {
+            lists.iter().find_map(|q| duplicate_in(*q))
+        };
+        if let Some((qid, doc)) = duplicate {
+            let line = find_line(text, qid, doc).unwrap_or(first_line[qid]);
+            return Err(EngineError::data(
+                path,
+                line,
+                format!("document '{doc}' appears twice for query '{qid}'"),
+            ));
         }
         Ok(Run { queries })
     }
@@ -187,6 +198,95 @@ impl Run {
             .map_err(|e| EngineError::io(&partial, e))?;
         drop(out);
         std::fs::rename(&partial, path).map_err(|e| EngineError::io(path, e))
+    }
+}
+
+/// One parsed piece of a run file: runs of consecutive lines of one query, as
+/// (qid, 0-based line of the first, documents), and the number of lines in the piece.
+struct Piece<'a> {
+    segments: Vec<(&'a str, usize, Vec<(String, f64)>)>,
+    lines: usize,
+}
+
+/// Cuts `text` into about `n` pieces, each ending at a line end (or the end of the text).
+fn split_at_lines(text: &str, n: usize) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(n);
+    let mut rest = text;
+    for i in (1..n.max(1)).rev() {
+        let target = rest.len() / (i + 1);
+        let cut = match rest.as_bytes()[target..].iter().position(|b| *b == b'\n') {
+            Some(p) => target + p + 1,
+            None => rest.len(),
+        };
+        let (piece, tail) = rest.split_at(cut);
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces.push(rest);
+    pieces
+}
+
+/// Parses one piece; an error is (0-based line within the piece, problem).
+fn parse_piece(piece: &str) -> std::result::Result<Piece<'_>, (usize, String)> {
+    let mut segments: Vec<(&str, usize, Vec<(String, f64)>)> = Vec::new();
+    let mut lines = 0;
+    for (i, line) in piece.split('\n').enumerate() {
+        lines = i + 1;
+        let mut fields = line.split_ascii_whitespace();
+        let Some(qid) = fields.next() else { continue };
+        let (Some(_q0), Some(doc), Some(_rank), Some(score)) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return Err((i, "expected 6 fields: qid Q0 docid rank score tag".into()));
+        };
+        let score: f64 = score
+            .parse()
+            .map_err(|_| (i, format!("score '{score}' is not a number")))?;
+        if !score.is_finite() {
+            return Err((i, format!("score {score} is not finite")));
+        }
+        // Lines of one query are usually contiguous: extend the current segment.
+        match segments.last_mut() {
+            Some((q, _, docs)) if *q == qid => docs.push((doc.to_string(), score)),
+            _ => segments.push((qid, i, vec![(doc.to_string(), score)])),
+        }
+    }
+    // A piece ending with a line end has an empty last "line" that is the next piece's first.
+    if piece.ends_with('\n') {
+        lines -= 1;
+    }
+    Ok(Piece { segments, lines })
+}
+
+/// The first document listed twice in one query's list.
+fn duplicate_in<'a>(
+    (qid, docs): (&'a String, &'a Vec<(String, f64)>),
+) -> Option<(&'a str, &'a str)> {
+    let mut seen: HashSet<&str, BuildHasherDefault<FxHasher>> =
+        HashSet::with_capacity_and_hasher(docs.len(), Default::default());
+    docs.iter()
+        .find(|(d, _)| !seen.insert(d.as_str()))
+        .map(|(d, _)| (qid.as_str(), d.as_str()))
+}
+
+/// A fast, non-cryptographic hasher for short ids (the rustc / Firefox "Fx" hash).
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        for b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ *b as u64).wrapping_mul(K);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

@@ -1,0 +1,550 @@
+//! The page's state logic, free of any browser API so that it is unit-tested natively: the
+//! three columns and how documents move between them, the judgments a user edits, the live
+//! metrics (computed by `engine::metrics`, the same code as the CLI), the user's own corpus,
+//! and the URL that shares an exact example.
+
+use std::collections::BTreeMap;
+
+use engine::data::{Mode, Passage, Qrels};
+use engine::metrics::explain::{self, Breakdown};
+use engine::metrics::instruction_following::WiseConfig;
+use engine::metrics::{Metric, ModeReport, Run};
+
+/// The query id used for the single query the page evaluates.
+const QID: &str = "q";
+
+/// One of the three rankings shown side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Column {
+    /// The query alone.
+    Query,
+    /// Query + instruction.
+    Instructed,
+    /// Query + polarity-reversed instruction.
+    Reversed,
+}
+
+impl Column {
+    /// The three columns, left to right.
+    pub const ALL: [Column; 3] = [Column::Query, Column::Instructed, Column::Reversed];
+
+    /// The evaluation mode whose judgments apply to this column (formats.md §1: og is the
+    /// query alone on the demo set, changed the instruction, reversed its reversal).
+    pub fn mode(self) -> Mode {
+        match self {
+            Column::Query => Mode::Og,
+            Column::Instructed => Mode::Changed,
+            Column::Reversed => Mode::Reversed,
+        }
+    }
+
+    /// Stable name, used in `data-testid="ranking-<name>"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Column::Query => "query",
+            Column::Instructed => "instructed",
+            Column::Reversed => "reversed",
+        }
+    }
+
+    /// Column heading.
+    pub fn title(self) -> &'static str {
+        match self {
+            Column::Query => "Query alone",
+            Column::Instructed => "Query + instruction",
+            Column::Reversed => "Query + reversed instruction",
+        }
+    }
+}
+
+/// A ranking: (passage index in the corpus, cosine score), best first.
+pub type Ranking = Vec<(usize, f32)>;
+
+/// How a document moved from the query-alone column to another column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    /// Up by this many places.
+    Up(usize),
+    /// Down by this many places.
+    Down(usize),
+    /// Same place.
+    Same,
+}
+
+impl Move {
+    /// Arrow and count, e.g. `▲3`.
+    pub fn label(self) -> String {
+        match self {
+            Move::Up(n) => format!("▲{n}"),
+            Move::Down(n) => format!("▼{n}"),
+            Move::Same => "=".to_string(),
+        }
+    }
+}
+
+/// The move of the document at position `pos` of `to`, relative to its position in `from`.
+/// Both rankings cover the whole corpus, so every document is in both.
+pub fn movement(from: &Ranking, to: &Ranking, pos: usize) -> Move {
+    let doc = to[pos].0;
+    let Some(before) = from.iter().position(|(d, _)| *d == doc) else {
+        return Move::Same;
+    };
+    match before.cmp(&pos) {
+        std::cmp::Ordering::Greater => Move::Up(before - pos),
+        std::cmp::Ordering::Less => Move::Down(pos - before),
+        std::cmp::Ordering::Equal => Move::Same,
+    }
+}
+
+/// The judgments of the current query, per mode: doc id -> level (absent = unjudged).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Judgments {
+    levels: BTreeMap<Mode, BTreeMap<String, f64>>,
+}
+
+impl Judgments {
+    /// The judgments of query `qid` in a set's qrels (empty for a query without any).
+    pub fn from_qrels(qrels: &BTreeMap<Mode, Qrels>, qid: &str) -> Self {
+        let levels = Mode::ALL
+            .into_iter()
+            .map(|m| {
+                let j = qrels
+                    .get(&m)
+                    .and_then(|q| q.get(qid))
+                    .cloned()
+                    .unwrap_or_default();
+                (m, j)
+            })
+            .collect();
+        Judgments { levels }
+    }
+
+    /// The level of `doc` under `mode` (0 when unjudged).
+    pub fn level(&self, mode: Mode, doc: &str) -> f64 {
+        self.levels
+            .get(&mode)
+            .and_then(|j| j.get(doc))
+            .copied()
+            .unwrap_or(0.0)
+    }
+
+    /// True when `doc` is relevant (level > 0) under `mode`.
+    pub fn is_relevant(&self, mode: Mode, doc: &str) -> bool {
+        self.level(mode, doc) > 0.0
+    }
+
+    /// Flips `doc` between relevant (1) and non-relevant (0) under `mode` (a click).
+    pub fn toggle(&mut self, mode: Mode, doc: &str) {
+        let now = self.is_relevant(mode, doc);
+        self.levels
+            .entry(mode)
+            .or_default()
+            .insert(doc.to_string(), if now { 0.0 } else { 1.0 });
+    }
+
+    /// The judgments of `mode`.
+    pub fn of(&self, mode: Mode) -> BTreeMap<String, f64> {
+        self.levels.get(&mode).cloned().unwrap_or_default()
+    }
+
+    /// True when no document is judged relevant under any mode.
+    pub fn is_empty(&self) -> bool {
+        self.levels.values().all(|j| j.values().all(|l| *l <= 0.0))
+    }
+
+    fn qrels(&self) -> BTreeMap<Mode, Qrels> {
+        Mode::ALL
+            .into_iter()
+            .map(|m| (m, [(QID.to_string(), self.of(m))].into()))
+            .collect()
+    }
+}
+
+/// The metrics shown live, recomputed on every change.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LiveMetrics {
+    /// Per column: nDCG@10, MAP, MRR@10 against that column's judgments.
+    pub columns: BTreeMap<Column, [f64; 3]>,
+    /// p-MRR (query alone vs instructed); `None` when no document is relevant to the query alone
+    /// and not under the instruction.
+    pub p_mrr: Option<f64>,
+    /// WISE; `None` without a gold document (relevant both alone and with the instruction).
+    pub wise: Option<f64>,
+    /// SICR; `None` without a gold document.
+    pub sicr: Option<f64>,
+}
+
+/// The names of the per-column metrics, in [`LiveMetrics::columns`] order.
+pub const COLUMN_METRICS: [&str; 3] = ["nDCG@10", "MAP", "MRR@10"];
+
+/// Runs of one query for the engine's metrics: the doc ids of `corpus`, scored by the ranking.
+pub fn to_run(ranking: &Ranking, corpus: &[Passage]) -> Run {
+    let mut run = Run::new();
+    run.set_query(
+        QID,
+        ranking
+            .iter()
+            .map(|(i, s)| (corpus[*i].id.clone(), *s as f64))
+            .collect(),
+    );
+    run
+}
+
+/// Computes every live metric from the three rankings and the judgments.
+pub fn live_metrics(
+    rankings: &BTreeMap<Column, Ranking>,
+    corpus: &[Passage],
+    judgments: &Judgments,
+) -> LiveMetrics {
+    let runs: BTreeMap<Mode, Run> = rankings
+        .iter()
+        .map(|(c, r)| (c.mode(), to_run(r, corpus)))
+        .collect();
+    let metrics = Metric::parse_list("ndcg@10,map@1000,mrr@10").expect("valid metric names");
+    let report = ModeReport::compute(&judgments.qrels(), &runs, &metrics, WiseConfig::default());
+    let columns = Column::ALL
+        .into_iter()
+        .filter_map(|c| {
+            let v = report.modes.get(&c.mode())?.per_query.get(QID)?;
+            Some((c, [v[0], v[1], v[2]]))
+        })
+        .collect();
+    let one = |p: &engine::metrics::PerQuery| p.per_query.get(QID).copied();
+    LiveMetrics {
+        columns,
+        p_mrr: report.p_mrr.as_ref().and_then(one),
+        wise: report.infosearch.as_ref().and_then(|s| one(&s.wise)),
+        sicr: report.infosearch.as_ref().and_then(|s| one(&s.sicr)),
+    }
+}
+
+/// Which metric a teach-mode panel explains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Explained {
+    /// nDCG@10 of a column.
+    Ndcg(Column),
+    /// MAP of a column.
+    Map(Column),
+    /// MRR@10 of a column.
+    Mrr(Column),
+    /// p-MRR.
+    PMrr,
+    /// WISE.
+    Wise,
+    /// SICR.
+    Sicr,
+}
+
+/// The formula and per-document terms of one live metric (`None` when it is undefined).
+pub fn explain_metric(
+    which: Explained,
+    rankings: &BTreeMap<Column, Ranking>,
+    corpus: &[Passage],
+    judgments: &Judgments,
+) -> Option<Breakdown> {
+    let run = |c: Column| rankings.get(&c).map(|r| to_run(r, corpus));
+    let three = || {
+        Some([
+            run(Column::Query)?,
+            run(Column::Instructed)?,
+            run(Column::Reversed)?,
+        ])
+    };
+    match which {
+        Explained::Ndcg(c) => Some(explain::ndcg(&run(c)?, QID, &judgments.of(c.mode()), 10)),
+        Explained::Map(c) => Some(explain::average_precision(
+            &run(c)?,
+            QID,
+            &judgments.of(c.mode()),
+            1000,
+        )),
+        Explained::Mrr(c) => Some(explain::reciprocal_rank(
+            &run(c)?,
+            QID,
+            &judgments.of(c.mode()),
+            10,
+        )),
+        Explained::PMrr => explain::p_mrr(
+            &run(Column::Query)?,
+            &run(Column::Instructed)?,
+            QID,
+            &judgments.of(Mode::Og),
+            &judgments.of(Mode::Changed),
+        ),
+        Explained::Wise => {
+            let [a, b, c] = three()?;
+            explain::wise(
+                [&a, &b, &c],
+                QID,
+                &judgments.of(Mode::Og),
+                &judgments.of(Mode::Changed),
+                WiseConfig::default(),
+            )
+        }
+        Explained::Sicr => {
+            let [a, b, c] = three()?;
+            explain::sicr(
+                [&a, &b, &c],
+                QID,
+                &judgments.of(Mode::Og),
+                &judgments.of(Mode::Changed),
+            )
+        }
+    }
+}
+
+/// Most passages a user corpus may hold (the page encodes them all in the browser).
+pub const MAX_USER_PASSAGES: usize = 2000;
+/// Longest passage kept, in characters (the encoder reads at most 256 tokens anyway).
+pub const MAX_PASSAGE_CHARS: usize = 4000;
+
+/// Parses a corpus the user pasted or uploaded: JSONL as in formats.md §1 when the first
+/// non-blank line starts with `{`, else plain text with one passage per line (ids `p1`, `p2`,
+/// ...). Overlong passages are cut to [`MAX_PASSAGE_CHARS`]; errors name the line.
+pub fn parse_user_corpus(text: &str, name: &str) -> Result<Vec<Passage>, String> {
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+    let Some(first) = first else {
+        return Err(format!("{name}: the corpus is empty"));
+    };
+    let mut passages = if first.trim_start_matches('\u{feff}').starts_with('{') {
+        engine::data::parse_corpus(text, std::path::Path::new(name)).map_err(|e| e.to_string())?
+    } else {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .enumerate()
+            .map(|(i, l)| Passage {
+                id: format!("p{}", i + 1),
+                title: String::new(),
+                text: l.to_string(),
+            })
+            .collect()
+    };
+    if passages.is_empty() {
+        return Err(format!("{name}: no passage found"));
+    }
+    if passages.len() > MAX_USER_PASSAGES {
+        return Err(format!(
+            "{name}: {} passages; the page encodes at most {MAX_USER_PASSAGES} in the browser",
+            passages.len()
+        ));
+    }
+    for p in &mut passages {
+        if p.text.chars().count() > MAX_PASSAGE_CHARS {
+            p.text = p.text.chars().take(MAX_PASSAGE_CHARS).collect();
+        }
+    }
+    Ok(passages)
+}
+
+/// What the URL holds: enough to reproduce the page exactly.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UrlState {
+    /// Corpus key (`demo`, a demo topic, or `custom`).
+    pub corpus: String,
+    /// Demo query id, when the example is one of the set's queries.
+    pub qid: String,
+    /// The query.
+    pub query: String,
+    /// The instruction.
+    pub instruction: String,
+    /// The reversed instruction.
+    pub reversed: String,
+    /// Model key, when not the default.
+    pub model: String,
+    /// Whether teach mode is on.
+    pub teach: bool,
+}
+
+impl UrlState {
+    /// The query string (without `?`): only non-empty fields, percent-encoded.
+    pub fn to_query_string(&self) -> String {
+        let mut parts = Vec::new();
+        for (k, v) in [
+            ("corpus", &self.corpus),
+            ("qid", &self.qid),
+            ("q", &self.query),
+            ("i", &self.instruction),
+            ("r", &self.reversed),
+            ("model", &self.model),
+        ] {
+            if !v.is_empty() {
+                parts.push(format!("{k}={}", percent_encode(v)));
+            }
+        }
+        if self.teach {
+            parts.push("teach=1".into());
+        }
+        parts.join("&")
+    }
+
+    /// Parses a query string (with or without `?`); unknown keys and bad escapes are ignored.
+    pub fn from_query_string(s: &str) -> Self {
+        let mut state = UrlState::default();
+        for pair in s.trim_start_matches('?').split('&') {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = percent_decode(v);
+            match k {
+                "corpus" => state.corpus = v,
+                "qid" => state.qid = v,
+                "q" => state.query = v,
+                "i" => state.instruction = v,
+                "r" => state.reversed = v,
+                "model" => state.model = v,
+                "teach" => state.teach = v == "1" || v == "true",
+                _ => {}
+            }
+        }
+        state
+    }
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus(n: usize) -> Vec<Passage> {
+        (0..n)
+            .map(|i| Passage {
+                id: format!("d{i}"),
+                title: String::new(),
+                text: format!("passage {i}"),
+            })
+            .collect()
+    }
+
+    fn ranking(order: &[usize]) -> Ranking {
+        order
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (*d, 1.0 - i as f32 / 10.0))
+            .collect()
+    }
+
+    #[test]
+    fn moves_count_places_between_columns() {
+        let a = ranking(&[0, 1, 2, 3]);
+        let b = ranking(&[2, 0, 1, 3]);
+        assert_eq!(movement(&a, &b, 0), Move::Up(2));
+        assert_eq!(movement(&a, &b, 1), Move::Down(1));
+        assert_eq!(movement(&a, &b, 3), Move::Same);
+        assert_eq!(Move::Up(2).label(), "▲2");
+    }
+
+    #[test]
+    fn live_metrics_follow_judgment_edits() {
+        let c = corpus(5);
+        let rankings: BTreeMap<Column, Ranking> = [
+            (Column::Query, ranking(&[0, 1, 2, 3, 4])),
+            (Column::Instructed, ranking(&[1, 0, 2, 3, 4])),
+            (Column::Reversed, ranking(&[2, 3, 4, 0, 1])),
+        ]
+        .into();
+        let mut j = Judgments::default();
+        // Nothing judged: metrics of each column are 0, no instruction metric is defined.
+        let m = live_metrics(&rankings, &c, &j);
+        assert!(m.p_mrr.is_none() && m.wise.is_none());
+        // d1 relevant alone and with the instruction (gold), d0 only alone (p-MRR document).
+        j.toggle(Mode::Og, "d0");
+        j.toggle(Mode::Og, "d1");
+        j.toggle(Mode::Changed, "d1");
+        let m = live_metrics(&rankings, &c, &j);
+        // Instructed column: d1 at rank 1 -> MRR 1.
+        assert_eq!(m.columns[&Column::Instructed][2], 1.0);
+        // d0 moved from rank 1 to 2: p-MRR = 1 - 1/2 = 0.5.
+        assert!((m.p_mrr.unwrap() - 0.5).abs() < 1e-12);
+        // d1: R_ori 2 (N = 2), R_ins 1, R_rev 5 -> WISE 1, complies for SICR.
+        assert_eq!(m.wise, Some(1.0));
+        assert_eq!(m.sicr, Some(1.0));
+        // Un-judging d1 under the instruction changes the numbers.
+        j.toggle(Mode::Changed, "d1");
+        let m2 = live_metrics(&rankings, &c, &j);
+        assert_eq!(m2.columns[&Column::Instructed][2], 0.0);
+        assert!(m2.wise.is_none());
+        // Explanations agree with the live numbers.
+        let e = explain_metric(Explained::PMrr, &rankings, &c, &j).unwrap();
+        assert!((e.value - m2.p_mrr.unwrap()).abs() < 1e-12);
+        let e = explain_metric(Explained::Ndcg(Column::Query), &rankings, &c, &j).unwrap();
+        assert!((e.value - m2.columns[&Column::Query][0]).abs() < 1e-12);
+    }
+
+    #[test]
+    fn user_corpora_plain_text_and_jsonl() {
+        let p = parse_user_corpus("first passage\n\n  second one  \n", "pasted").unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!((p[1].id.as_str(), p[1].text.as_str()), ("p2", "second one"));
+        let j = parse_user_corpus(
+            "{\"_id\": \"a\", \"text\": \"<img src=x onerror=alert(1)>\"}\n",
+            "up.jsonl",
+        )
+        .unwrap();
+        assert_eq!(j[0].text, "<img src=x onerror=alert(1)>");
+        let err = parse_user_corpus("{\"_id\": \"a\"}\n", "up.jsonl").unwrap_err();
+        assert!(err.starts_with("up.jsonl:1"), "{err}");
+        assert!(parse_user_corpus(" \n\n", "x")
+            .unwrap_err()
+            .contains("empty"));
+        let long = "x".repeat(MAX_PASSAGE_CHARS + 10);
+        assert_eq!(
+            parse_user_corpus(&long, "x").unwrap()[0].text.len(),
+            MAX_PASSAGE_CHARS
+        );
+    }
+
+    #[test]
+    fn url_state_round_trips_odd_text() {
+        let s = UrlState {
+            corpus: "demo".into(),
+            qid: "q01".into(),
+            query: "naïve & \"quoted\" + 100% 東京 🚀".into(),
+            instruction: "only a=b?c#d".into(),
+            reversed: String::new(),
+            model: String::new(),
+            teach: true,
+        };
+        let qs = s.to_query_string();
+        assert!(!qs.contains(' ') && !qs.contains('#') && !qs.contains("r="));
+        assert_eq!(UrlState::from_query_string(&format!("?{qs}")), s);
+        // Broken escapes and unknown keys do not fail.
+        let t = UrlState::from_query_string("q=50%&x=1&i=%zz%41");
+        assert_eq!((t.query.as_str(), t.instruction.as_str()), ("50%", "%zzA"));
+    }
+}

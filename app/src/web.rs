@@ -1,0 +1,167 @@
+//! Browser plumbing (wasm32 only): downloads with byte progress through the Cache API, yielding
+//! to the event loop, the URL, WebGPU detection, reading uploaded files.
+
+use js_sys::{Promise, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// Name of the Cache API bucket that holds model files.
+pub const CACHE_NAME: &str = "ifir-models-v1";
+
+fn window() -> web_sys::Window {
+    web_sys::window().expect("a window")
+}
+
+fn js_err(v: JsValue) -> String {
+    v.as_string()
+        .or_else(|| {
+            v.dyn_ref::<js_sys::Error>()
+                .map(|e| String::from(e.message()))
+        })
+        .unwrap_or_else(|| format!("{v:?}"))
+}
+
+/// Gives the page the thread back for one macrotask (lets it paint and handle input).
+pub async fn yield_now() {
+    let promise = Promise::new(&mut |resolve, _| {
+        let _ = window().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// Milliseconds since navigation started.
+pub fn now_ms() -> f64 {
+    window().performance().map(|p| p.now()).unwrap_or(0.0)
+}
+
+/// The location's query string (with its `?`).
+pub fn location_search() -> String {
+    window().location().search().unwrap_or_default()
+}
+
+/// Replaces the URL's query string without reloading or adding a history entry.
+pub fn replace_search(query: &str) {
+    if let Ok(history) = window().history() {
+        let url = if query.is_empty() {
+            window().location().pathname().unwrap_or_default()
+        } else {
+            format!("?{query}")
+        };
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
+/// True when the browser exposes `navigator.gpu` (an adapter may still be refused).
+pub fn has_webgpu() -> bool {
+    Reflect::get(&window().navigator(), &JsValue::from_str("gpu"))
+        .map(|g| !g.is_undefined() && !g.is_null())
+        .unwrap_or(false)
+}
+
+async fn cache() -> Result<web_sys::Cache, String> {
+    let caches = window().caches().map_err(js_err)?;
+    let c = JsFuture::from(caches.open(CACHE_NAME))
+        .await
+        .map_err(js_err)?;
+    Ok(c.unchecked_into())
+}
+
+/// Deletes every cached model file.
+pub async fn clear_cache() -> Result<(), String> {
+    let caches = window().caches().map_err(js_err)?;
+    JsFuture::from(caches.delete(CACHE_NAME))
+        .await
+        .map_err(js_err)?;
+    Ok(())
+}
+
+/// Fetches `url` as text (no caching: small index files).
+pub async fn fetch_text(url: &str) -> Result<String, String> {
+    let resp: web_sys::Response = JsFuture::from(window().fetch_with_str(url))
+        .await
+        .map_err(|e| format!("{url}: {}", js_err(e)))?
+        .unchecked_into();
+    if !resp.ok() {
+        return Err(format!("{url}: HTTP {}", resp.status()));
+    }
+    let text = JsFuture::from(resp.text().map_err(js_err)?)
+        .await
+        .map_err(js_err)?;
+    Ok(text.as_string().unwrap_or_default())
+}
+
+/// Where a file came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The browser's cache.
+    Cache,
+    /// The network.
+    Network,
+}
+
+/// Fetches `url` (the cache key includes `version`, e.g. the file's sha256), reporting bytes
+/// received; served from the Cache API when present, stored there after a download.
+pub async fn fetch_cached(
+    url: &str,
+    version: &str,
+    mut progress: impl FnMut(u64),
+) -> Result<(Vec<u8>, Source), String> {
+    let key = format!("{url}?v={version}");
+    let cache = cache().await.ok();
+    if let Some(c) = &cache {
+        let hit = JsFuture::from(c.match_with_str(&key)).await.ok();
+        if let Some(resp) = hit.filter(|r| !r.is_undefined()) {
+            let resp: web_sys::Response = resp.unchecked_into();
+            let buf = JsFuture::from(resp.array_buffer().map_err(js_err)?)
+                .await
+                .map_err(js_err)?;
+            let bytes = Uint8Array::new(&buf).to_vec();
+            progress(bytes.len() as u64);
+            return Ok((bytes, Source::Cache));
+        }
+    }
+    let resp: web_sys::Response = JsFuture::from(window().fetch_with_str(url))
+        .await
+        .map_err(|e| format!("{url}: network error: {}", js_err(e)))?
+        .unchecked_into();
+    if !resp.ok() {
+        return Err(format!("{url}: HTTP {}", resp.status()));
+    }
+    let body = resp
+        .body()
+        .ok_or_else(|| format!("{url}: empty response"))?;
+    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    let mut bytes = Vec::new();
+    loop {
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|e| format!("{url}: download interrupted: {}", js_err(e)))?;
+        let done = Reflect::get(&chunk, &JsValue::from_str("done"))
+            .map(|d| d.as_bool().unwrap_or(false))
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        let value = Reflect::get(&chunk, &JsValue::from_str("value")).map_err(js_err)?;
+        bytes.extend(Uint8Array::new(&value).to_vec());
+        progress(bytes.len() as u64);
+    }
+    Ok((bytes, Source::Network))
+}
+
+/// Stores verified bytes in the cache under `url` + `version` (best effort: a browser without
+/// storage still works, it just downloads again).
+pub async fn store_cached(url: &str, version: &str, bytes: &[u8]) {
+    let Ok(cache) = cache().await else { return };
+    let array = Uint8Array::from(bytes);
+    let Ok(resp) = web_sys::Response::new_with_opt_buffer_source(Some(&array)) else {
+        return;
+    };
+    let _ = JsFuture::from(cache.put_with_str(&format!("{url}?v={version}"), &resp)).await;
+}
+
+/// Reads an uploaded file as text.
+pub async fn read_file(file: &web_sys::File) -> Result<String, String> {
+    let text = JsFuture::from(file.text()).await.map_err(js_err)?;
+    Ok(text.as_string().unwrap_or_default())
+}
