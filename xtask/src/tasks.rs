@@ -41,8 +41,14 @@ fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
-fn step(name: &str) {
-    println!("\n==> {name}");
+/// Prints a step heading with the time since xtask started (so CI logs show where time goes).
+pub fn step(name: &str) {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let start = START.get_or_init(std::time::Instant::now);
+    println!(
+        "\n==> [{:.1} min] {name}",
+        start.elapsed().as_secs_f64() / 60.0
+    );
 }
 
 /// `cargo xtask demo`.
@@ -68,7 +74,6 @@ pub fn demo(args: &[String]) -> anyhow::Result<()> {
 pub fn test(gpu: bool) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     step("set-up");
-    let wasm = setup::wasm()?;
     let gpu = gpu && setup::vulkan();
     let model_dir = model::fetch_default()?;
 
@@ -111,18 +116,10 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
         println!("note: no Vulkan driver; the GPU backend test will print SKIPPED");
     }
     run(&mut tests)?;
-    step("engine for wasm32-unknown-unknown (CPU + WebGPU backends)");
-    run(wasm.cargo().args([
-        "build",
-        "-p",
-        "engine",
-        "--target",
-        "wasm32-unknown-unknown",
-        "--features",
-        "wgpu",
-        "--profile",
-        "wasm-check",
-    ]))?;
+    // The web demo builds the engine for wasm32 with both browser backends (CPU and WebGPU),
+    // then headless Chromium runs it against the native engine.
+    step("web demo: build (wasm32, CPU + WebGPU) and end-to-end test in headless Chromium");
+    crate::web::e2e()?;
     println!(
         "\nall checks passed in {:.1} min",
         started.elapsed().as_secs_f64() / 60.0

@@ -1,0 +1,180 @@
+// End-to-end test of the web demo in Debian's headless Chromium (run by `cargo xtask e2e`):
+//   node app.test.mjs URL NATIVE_JSON ARTIFACTS_DIR
+// 1. loads the page and waits for `ready`;
+// 2. for each case, types query / instruction / reversed instruction and checks that the top-5
+//    of each column equals the native engine's ranking (trainer search, CPU);
+// 3. toggles a judgment and checks that a metric changes;
+// 4. opens teach mode on p-MRR and checks the breakdown;
+// 5. reloads from the shared URL and checks the state came back (and the model came from cache);
+// 6. uploads a corpus with <img onerror> and <script> payloads: rendered as text, nothing runs;
+// 7. loads the embed example page (the demo in an iframe inside a mock docs page).
+// Screenshots and a JSON summary go to ARTIFACTS_DIR.
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const [url, nativePath, outDir] = process.argv.slice(2);
+if (!url || !nativePath || !outDir) {
+  console.error('usage: node app.test.mjs URL NATIVE_JSON ARTIFACTS_DIR');
+  process.exit(2);
+}
+const native = JSON.parse(fs.readFileSync(nativePath, 'utf8'));
+fs.mkdirSync(outDir, { recursive: true });
+const summary = { url, checks: [] };
+let failures = 0;
+function check(name, ok, detail = '') {
+  summary.checks.push({ name, ok, detail });
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${detail ? ': ' + detail : ''}`);
+  if (!ok) failures++;
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const context = await browser.newContext({ viewport: { width: 1500, height: 1100 } });
+const page = await context.newPage();
+let dialogs = 0;
+page.on('dialog', (d) => { dialogs++; d.dismiss().catch(() => {}); });
+const logs = [];
+page.on('console', (m) => logs.push(`[${m.type()}] ${m.text()}`));
+page.on('pageerror', (e) => logs.push(`[pageerror] ${e.message}`));
+
+const status = () => page.getByTestId('model-status').textContent();
+async function waitReady(p = page, timeout = 900_000) {
+  await p.waitForFunction(
+    () => {
+      const s = document.querySelector('[data-testid=model-status]')?.textContent;
+      if (s === 'error') throw new Error(document.querySelector('[role=alert]')?.textContent);
+      return s === 'ready';
+    }, null, { timeout, polling: 250 });
+}
+const top5 = (p, column) => p.$$eval(`[data-testid=ranking-${column}] [data-testid=result]`,
+  (els) => els.slice(0, 5).map((e) => e.getAttribute('data-doc-id')));
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+try {
+  const t0 = Date.now();
+  await page.goto(url);
+  await waitReady();
+  const coldMs = Date.now() - t0;
+  check('page reaches ready', true, `${coldMs} ms from navigation (cold cache)`);
+  check('backend is shown', ['cpu', 'webgpu'].includes(await page.getByTestId('backend').textContent()),
+    await page.getByTestId('backend').textContent());
+  await page.screenshot({ path: path.join(outDir, '01-ready.png'), fullPage: true });
+
+  // 2. Rankings equal the native engine's.
+  for (const [i, ref] of native.entries()) {
+    await page.getByTestId('query').fill(ref.case.query);
+    await page.getByTestId('instruction').fill(ref.case.instruction);
+    await page.getByTestId('reversed-instruction').fill(ref.case.reversed);
+    const deadline = Date.now() + 120_000;
+    let seen = {};
+    while (Date.now() < deadline) {
+      await page.waitForTimeout(500);
+      if ((await status()) !== 'ready') continue;
+      seen = {
+        query: await top5(page, 'query'),
+        instructed: await top5(page, 'instructed'),
+        reversed: await top5(page, 'reversed'),
+      };
+      if (same(seen, ref.top5)) break;
+    }
+    for (const column of ['query', 'instructed', 'reversed']) {
+      check(`case ${i + 1} ${column}: top-5 equals the native ranking`, same(seen[column], ref.top5[column]),
+        `browser ${JSON.stringify(seen[column])} native ${JSON.stringify(ref.top5[column])}`);
+    }
+    await page.screenshot({ path: path.join(outDir, `02-case-${i + 1}.png`), fullPage: true });
+  }
+
+  // 3. Back to a demo example with judgments; toggling one changes a metric.
+  await page.getByLabel('Demo example').selectOption('q01');
+  await page.waitForTimeout(1000);
+  await waitReady();
+  const metric = page.locator('[data-testid=metric][data-metric="ndcg@10"][data-column=instructed]');
+  await page.waitForFunction(() => document.querySelector(
+    '[data-testid=metric][data-metric="ndcg@10"][data-column=instructed]')?.getAttribute('data-value') !== '');
+  const before = await metric.getAttribute('data-value');
+  await page.locator('[data-testid=ranking-instructed] [data-testid=result] [data-testid=judge]').first().click();
+  await page.waitForFunction((b) => document.querySelector(
+    '[data-testid=metric][data-metric="ndcg@10"][data-column=instructed]')?.getAttribute('data-value') !== b,
+  before, { timeout: 10_000 }).catch(() => {});
+  const after = await metric.getAttribute('data-value');
+  check('editing a judgment recomputes nDCG@10', before !== after, `${before} -> ${after}`);
+  for (const m of ['p-mrr', 'wise', 'sicr']) {
+    const v = await page.locator(`[data-testid=metric][data-metric="${m}"]`).getAttribute('data-value');
+    check(`${m} is shown as a raw fraction`, v === '' || (!isNaN(Number(v)) && Math.abs(Number(v)) <= 1), v);
+  }
+
+  // 4. Teach mode.
+  await page.locator('[data-testid=metric][data-metric="p-mrr"]').click();
+  const breakdown = page.getByTestId('breakdown');
+  await breakdown.waitFor({ timeout: 5000 }).catch(() => {});
+  check('teach mode explains p-MRR', (await breakdown.count()) === 1 &&
+    (await breakdown.textContent()).includes('p-MRR'));
+  await page.getByRole('button', { name: /guided tour/ }).click();
+  check('the guided tour starts', (await page.getByTestId('tour-step').count()) === 1);
+  await page.screenshot({ path: path.join(outDir, '03-teach.png'), fullPage: true });
+
+  // 5. The URL carries the state; a reload restores it and loads the model from the cache.
+  const shared = page.url();
+  check('the URL holds the query', shared.includes('q=') && shared.includes('teach=1'), shared);
+  const second = await context.newPage();
+  const t1 = Date.now();
+  await second.goto(shared);
+  await waitReady(second);
+  const warmMs = Date.now() - t1;
+  check('shared URL restores the query', (await second.getByTestId('query').inputValue()) ===
+    await page.getByTestId('query').inputValue());
+  const note = await second.getByTestId('cache-note').textContent();
+  check('reload loads the model from the browser cache', /cache/.test(note), `${note}; ready in ${warmMs} ms`);
+  summary.ready_cold_ms = coldMs;
+  summary.ready_warm_ms = warmMs;
+  await second.close();
+
+  // 6. Uploaded passages are text, never HTML.
+  const evil = path.join(outDir, 'evil.jsonl');
+  fs.writeFileSync(evil, [
+    { _id: 'x1', text: '<img src=x onerror="window.__xss=1;alert(1)"> bread baking at home' },
+    { _id: 'x2', text: '<script>window.__xss=2;alert(2)</script> sourdough starter tips' },
+    { _id: 'x3', title: '<b onmouseover=alert(3)>bold</b>', text: 'a plain passage about winter heating' },
+  ].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  await page.getByTestId('corpus-upload').setInputFiles(evil);
+  await page.waitForFunction(() => document.querySelectorAll(
+    '[data-testid=ranking-query] [data-testid=result]').length === 3 &&
+    document.querySelector('[data-testid=model-status]')?.textContent === 'ready', null, { timeout: 120_000 });
+  const texts = await page.$$eval('[data-testid=ranking-query] [data-testid=result] .text', (els) => els.map((e) => e.textContent));
+  const injected = await page.evaluate(() => ({
+    xss: window.__xss ?? null,
+    imgs: document.querySelectorAll('[data-testid=result] img').length,
+    scripts: document.querySelectorAll('[data-testid=result] script').length,
+    bold: document.querySelectorAll('[data-testid=result] b').length,
+  }));
+  check('payloads render as text', texts.some((t) => t.includes('<img src=x')) && texts.some((t) => t.includes('<script>')),
+    JSON.stringify(texts));
+  check('payloads run nothing', injected.xss === null && injected.imgs === 0 && injected.scripts === 0 &&
+    injected.bold === 0 && dialogs === 0, JSON.stringify({ ...injected, dialogs }));
+  await page.screenshot({ path: path.join(outDir, '04-upload.png'), fullPage: true });
+
+  // 7. The embed example.
+  const embed = await context.newPage();
+  await embed.goto(new URL('public/embed.html', url).href);
+  const frame = embed.frameLocator('iframe');
+  await frame.getByTestId('model-status').filter({ hasText: 'ready' }).waitFor({ timeout: 300_000 });
+  check('the demo works embedded in a docs page', true);
+  await embed.screenshot({ path: path.join(outDir, '05-embed.png'), fullPage: true });
+} catch (e) {
+  check('no exception', false, String(e));
+  await page.screenshot({ path: path.join(outDir, 'failure.png'), fullPage: true }).catch(() => {});
+} finally {
+  fs.writeFileSync(path.join(outDir, 'console.log'), logs.join('\n'));
+  const grab = (re) => logs.map((l) => l.match(re)).filter(Boolean).map((m) => Number(m[1]));
+  summary.corpus_encode_ms = grab(/corpus of \d+ passages encoded in (\d+) ms/);
+  summary.query_ms = grab(/query encoded and ranked in ([\d.]+) ms/);
+  summary.console_errors = logs.filter((l) => l.startsWith('[error]') || l.startsWith('[pageerror]'));
+  fs.writeFileSync(path.join(outDir, 'summary.json'), JSON.stringify(summary, null, 2));
+  await browser.close();
+}
+console.log(failures ? `${failures} check(s) failed` : 'all browser checks passed');
+process.exit(failures ? 1 : 0);

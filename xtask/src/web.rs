@@ -1,0 +1,404 @@
+//! The web demo: tools (trunk, wasm-bindgen), building the static site with its models, a
+//! small static file server, and the end-to-end browser test.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context};
+use sha2::{Digest, Sha256};
+
+use crate::model::which;
+use crate::setup::{self, WasmToolchain};
+use crate::tasks::{output_ok, root, run, step};
+
+/// trunk release that builds with rustc 1.95 (0.22 needs 1.96.1).
+const TRUNK_VERSION: &str = "0.21.14";
+
+/// The wasm-bindgen version in Cargo.lock: the CLI must match it exactly.
+fn wasm_bindgen_version() -> anyhow::Result<String> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock"))?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line == "name = \"wasm-bindgen\"" {
+            if let Some(v) = lines.next().and_then(|l| l.strip_prefix("version = ")) {
+                return Ok(v.trim_matches('"').to_string());
+            }
+        }
+    }
+    bail!("Cargo.lock has no wasm-bindgen entry")
+}
+
+fn cargo_bin() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into())).join(".cargo")
+        })
+        .join("bin")
+}
+
+fn tool_version(program: &Path) -> Option<String> {
+    output_ok(Command::new(program).arg("--version"))
+        .and_then(|s| s.split_whitespace().nth(1).map(str::to_string))
+}
+
+/// Installs `crate_name` at `version` with `cargo install` unless that version is on PATH
+/// (from crates.io, the only place it comes from).
+fn ensure_tool(program: &str, crate_name: &str, version: &str, locked: bool) -> anyhow::Result<()> {
+    let path = cargo_bin().join(program);
+    if tool_version(&path).as_deref() == Some(version) {
+        println!("tools: {program} {version} present");
+        return Ok(());
+    }
+    println!(
+        "tools: installing {crate_name} {version} with cargo install (several minutes, once)"
+    );
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.args(["install", crate_name, "--version", &format!("={version}")]);
+    if locked {
+        c.arg("--locked");
+    }
+    // Its own target folder: the tools do not share features with the workspace.
+    c.env_remove("CARGO_TARGET_DIR");
+    run(&mut c)
+}
+
+/// Everything a web build needs: the wasm32 std, trunk and the matching wasm-bindgen.
+pub fn tools() -> anyhow::Result<WasmToolchain> {
+    let wasm = setup::wasm()?;
+    ensure_tool("wasm-bindgen", "wasm-bindgen-cli", &wasm_bindgen_version()?, false)?;
+    ensure_tool("trunk", "trunk", TRUNK_VERSION, true)?;
+    Ok(wasm)
+}
+
+/// A model to serve: where it is and its key in the page.
+pub struct SiteModel {
+    /// Short key (URL `?model=`, folder under `models/`).
+    pub key: String,
+    /// Name shown in the model picker.
+    pub name: String,
+    /// Hugging Face style folder.
+    pub dir: PathBuf,
+}
+
+/// Builds the static site into `out`: trunk (release) for the app, then each model exported
+/// with F16 weights under `models/<key>/` and `models/index.json` listing sizes and sha256.
+pub fn build_site(out: &Path, models: &[SiteModel]) -> anyhow::Result<()> {
+    let wasm = tools()?;
+    step("building the web app (trunk, release)");
+    let mut trunk = Command::new(cargo_bin().join("trunk"));
+    trunk
+        .args(["build", "--release", "--public-url", "./", "--dist"])
+        .arg(out);
+    wasm.configure(&mut trunk);
+    // trunk finds wasm-bindgen on PATH (and must not try to download it).
+    let path = std::env::var("PATH").unwrap_or_default();
+    let bin = cargo_bin();
+    trunk.env("PATH", format!("{}:{path}", bin.display()));
+    if wasm == WasmToolchain::Debian {
+        trunk.env("PATH", format!("/usr/bin:{}:{path}", bin.display()));
+    }
+    run(&mut trunk)?;
+    step("models for the browser (F16 weights)");
+    let models_dir = out.join("models");
+    let _ = std::fs::remove_dir_all(&models_dir);
+    let mut entries = Vec::new();
+    for m in models {
+        let dest = models_dir.join(&m.key);
+        run(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["run", "--quiet", "--release", "-p", "trainer", "--", "export", "--f16"])
+            .arg("--model")
+            .arg(&m.dir)
+            .arg("--output")
+            .arg(&dest))?;
+        let mut files = Vec::new();
+        for path in walk(&dest)? {
+            let bytes = std::fs::read(&path)?;
+            let rel = path
+                .strip_prefix(&dest)?
+                .to_string_lossy()
+                .replace('\\', "/");
+            let sha: String = Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            files.push(serde_json::json!({"path": rel, "bytes": bytes.len(), "sha256": sha}));
+        }
+        entries.push(serde_json::json!({"key": m.key, "name": m.name, "files": files}));
+    }
+    let index = serde_json::json!({ "models": entries });
+    std::fs::write(
+        models_dir.join("index.json"),
+        serde_json::to_string_pretty(&index)?,
+    )?;
+    report_sizes(out)?;
+    Ok(())
+}
+
+fn walk(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| dir.display().to_string())? {
+        let path = entry?.path();
+        if path.is_dir() {
+            out.extend(walk(&path)?);
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Prints the wasm size (raw and gzip) and the weights size.
+fn report_sizes(out: &Path) -> anyhow::Result<()> {
+    for path in walk(out)? {
+        let name = path.to_string_lossy();
+        if name.ends_with(".wasm") || name.ends_with(".safetensors") {
+            let bytes = std::fs::read(&path)?;
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            gz.write_all(&bytes)?;
+            let gz = gz.finish()?;
+            println!(
+                "size: {}: {:.2} MB raw, {:.2} MB gzip",
+                path.strip_prefix(out)?.display(),
+                bytes.len() as f64 / 1e6,
+                gz.len() as f64 / 1e6
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The models a site serves: the default one, plus extra folders (`--model DIR`, key from the
+/// folder name).
+pub fn site_models(default_dir: PathBuf, extra: &[PathBuf]) -> anyhow::Result<Vec<SiteModel>> {
+    let mut models = vec![SiteModel {
+        key: "minilm".into(),
+        name: "all-MiniLM-L6-v2 (base)".into(),
+        dir: default_dir,
+    }];
+    for dir in extra {
+        if !dir.join("config.json").is_file() {
+            bail!(
+                "{}: not a model folder (no config.json)",
+                dir.display()
+            );
+        }
+        let base = dir
+            .canonicalize()?
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| "model".into());
+        // `runs/if-minilm/model` is named after its run folder.
+        let name = if base == "model" {
+            dir.canonicalize()?
+                .parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or(base)
+        } else {
+            base
+        };
+        let key: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        models.push(SiteModel {
+            key,
+            name,
+            dir: dir.clone(),
+        });
+    }
+    Ok(models)
+}
+
+/// Serves `dir` on `addr` until the process ends (static files, GET and HEAD).
+pub fn serve(dir: &Path, listener: TcpListener) {
+    for stream in listener.incoming().flatten() {
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = handle(&dir, stream);
+        });
+    }
+}
+
+fn content_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "wasm" => "application/wasm",
+        "json" => "application/json",
+        "css" => "text/css; charset=utf-8",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "txt" | "md" => "text/plain; charset=utf-8",
+        "jsonl" => "application/x-ndjson",
+        _ => "application/octet-stream",
+    }
+}
+
+fn handle(dir: &Path, stream: TcpStream) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
+    // Drain the headers.
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
+            break;
+        }
+    }
+    let mut parts = request.split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
+    let mut out = stream;
+    if method != "GET" && method != "HEAD" {
+        return out.write_all(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    }
+    let path = target.split(['?', '#']).next().unwrap_or("/");
+    let decoded = percent_decode(path);
+    let mut file = dir.to_path_buf();
+    for part in decoded.split('/') {
+        if part.is_empty() || part == "." {
+            continue;
+        }
+        if part == ".." || part.contains('\\') {
+            return out.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        }
+        file.push(part);
+    }
+    if file.is_dir() {
+        file.push("index.html");
+    }
+    match std::fs::read(&file) {
+        Ok(body) => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+                content_type(&file),
+                body.len()
+            );
+            out.write_all(head.as_bytes())?;
+            if method == "GET" {
+                out.write_all(&body)?;
+            }
+            Ok(())
+        }
+        Err(_) => out.write_all(
+            b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found",
+        ),
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `cargo xtask dist`: the static site in `dist/`.
+pub fn dist(extra_models: &[PathBuf]) -> anyhow::Result<PathBuf> {
+    let model = crate::model::fetch_default()?;
+    let out = root().join("dist");
+    build_site(&out, &site_models(model, extra_models)?)?;
+    println!(
+        "\nstatic site written to {} (serve it from any static host; no special headers needed)",
+        out.display()
+    );
+    Ok(out)
+}
+
+/// `cargo xtask demo`: build the site and serve it on 127.0.0.1:8080.
+pub fn demo(extra_models: &[PathBuf], port: u16) -> anyhow::Result<()> {
+    let out = dist(extra_models)?;
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .with_context(|| format!("cannot listen on 127.0.0.1:{port} (in use? pass --port)"))?;
+    println!("\nthe demo is ready: open http://127.0.0.1:{port}/ (Ctrl-C stops the server)");
+    serve(&out, listener);
+    Ok(())
+}
+
+/// `cargo xtask e2e`: headless Chromium against the built site (see tests/e2e/README.md).
+pub fn e2e() -> anyhow::Result<()> {
+    let site = dist(&[])?;
+    setup::apt_install(&["chromium"])?;
+    let e2e = root().join("tests/e2e");
+    if !e2e.join("node_modules/playwright-core").is_dir() {
+        step("npm ci (playwright-core, without its browser download)");
+        if !which("npm") {
+            setup::apt_install(&["npm"])?;
+        }
+        run(Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+            .current_dir(&e2e))?;
+    }
+    step("native reference rankings (trainer search, CPU)");
+    let artifacts = e2e.join("artifacts");
+    std::fs::create_dir_all(&artifacts)?;
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(e2e.join("cases.json"))?)?;
+    let model = crate::model::fetch_default()?;
+    let index = artifacts.join("demo.index");
+    let _ = std::fs::remove_file(&index);
+    let mut reference = Vec::new();
+    for case in cases.as_array().context("tests/e2e/cases.json: a list")? {
+        let mut columns = serde_json::Map::new();
+        for (column, field) in [("query", ""), ("instructed", "instruction"), ("reversed", "reversed")] {
+            let instruction = if field.is_empty() {
+                ""
+            } else {
+                case[field].as_str().unwrap_or("")
+            };
+            let out = output_ok(
+                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                    .current_dir(root())
+                    .args(["run", "--quiet", "--release", "-p", "trainer", "--", "search", "--json", "--top-k", "5"])
+                    .arg("--model")
+                    .arg(&model)
+                    .arg("--corpus")
+                    .arg(root().join("engine/demo/corpus.jsonl"))
+                    .arg("--index")
+                    .arg(&index)
+                    .arg("--query")
+                    .arg(case["query"].as_str().unwrap_or(""))
+                    .arg("--instruction")
+                    .arg(instruction),
+            )
+            .context("trainer search failed")?;
+            let ids: Vec<serde_json::Value> = out
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .map(|v| v["_id"].clone())
+                .collect();
+            columns.insert(column.to_string(), serde_json::Value::Array(ids));
+        }
+        reference.push(serde_json::json!({"case": case, "top5": columns}));
+    }
+    let reference_path = artifacts.join("native.json");
+    std::fs::write(&reference_path, serde_json::to_string_pretty(&reference)?)?;
+    let listener = TcpListener::bind(("127.0.0.1", 0))?;
+    let port = listener.local_addr()?.port();
+    let served = site.clone();
+    std::thread::spawn(move || serve(&served, listener));
+    step(&format!("headless Chromium on http://127.0.0.1:{port}/"));
+    run(Command::new("node")
+        .arg("app.test.mjs")
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .arg(&reference_path)
+        .arg(&artifacts)
+        .current_dir(&e2e))?;
+    Ok(())
+}
