@@ -32,19 +32,29 @@ thread_local! {
     static ENCODER: RefCell<Option<Rc<Encoder>>> = const { RefCell::new(None) };
     /// The encoded corpus.
     static SESSION: RefCell<Option<Rc<Session>>> = const { RefCell::new(None) };
-    /// Bumped by every new search or corpus load, so stale results are dropped.
+    /// Bumped by every new search, so stale results are dropped.
     static GENERATION: Cell<u64> = const { Cell::new(0) };
+    /// Bumped by every corpus load (a newer corpus or backend wins).
+    static CORPUS_GENERATION: Cell<u64> = const { Cell::new(0) };
 }
 
-fn next_generation() -> u64 {
-    GENERATION.with(|g| {
+fn bump(counter: &'static std::thread::LocalKey<Cell<u64>>) -> u64 {
+    counter.with(|g| {
         g.set(g.get() + 1);
         g.get()
     })
 }
 
+fn next_generation() -> u64 {
+    bump(&GENERATION)
+}
+
 fn current_generation() -> u64 {
     GENERATION.with(|g| g.get())
+}
+
+fn current_corpus_generation() -> u64 {
+    CORPUS_GENERATION.with(|g| g.get())
 }
 
 /// Every signal of the page.
@@ -220,7 +230,7 @@ async fn load_corpus(p: Page) {
     let Some(encoder) = ENCODER.with(|e| e.borrow().clone()) else {
         return;
     };
-    let generation = next_generation();
+    let generation = bump(&CORPUS_GENERATION);
     p.ready.set(false);
     let corpus = p.corpus.get_untracked();
     let started = web::now_ms();
@@ -228,7 +238,7 @@ async fn load_corpus(p: Page) {
         encoder,
         corpus,
         |done, total| {
-            if current_generation() == generation {
+            if current_corpus_generation() == generation {
                 p.status.set(format!("encoding corpus {done}/{total}"));
                 p.progress.set(Some((done as u64, total as u64)));
             }
@@ -236,7 +246,7 @@ async fn load_corpus(p: Page) {
         web::yield_now,
     )
     .await;
-    if current_generation() != generation {
+    if current_corpus_generation() != generation {
         return;
     }
     p.progress.set(None);
@@ -372,13 +382,15 @@ pub fn App() -> impl IntoView {
         p.instruction.set(url.instruction.clone());
         p.reversed.set(url.reversed.clone());
     }
-    // WebGPU when the build has it and the browser offers it.
-    let gpu = cfg!(feature = "webgpu") && web::has_webgpu();
-    p.webgpu.set(gpu);
-    if gpu {
-        p.backend.set(BackendKind::Wgpu);
-    }
-    spawn_local(load_model(p));
+    // WebGPU when the build has it and the browser grants an adapter; else the CPU.
+    spawn_local(async move {
+        let gpu = cfg!(feature = "webgpu") && web::webgpu_adapter().await;
+        p.webgpu.set(gpu);
+        if gpu {
+            p.backend.set(BackendKind::Wgpu);
+        }
+        load_model(p).await
+    });
 
     view! {
         <header class="top">
@@ -480,6 +492,12 @@ fn ModelPicker(p: Page) -> impl IntoView {
 #[component]
 fn Inputs(p: Page) -> impl IntoView {
     let set = demo();
+    let topics = set
+        .corpus
+        .iter()
+        .map(|p| p.id.split('-').next().unwrap_or(""))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let queries: Vec<(String, String)> = set
         .queries
         .iter()
@@ -542,7 +560,7 @@ fn Inputs(p: Page) -> impl IntoView {
             <div class="row">
                 <label>"Corpus "
                     <select data-testid="corpus-select" on:change=corpus_change prop:value=move || p.corpus_key.get()>
-                        <option value="demo">{format!("Built-in demo ({} passages, {} topics)", set.corpus.len(), set.queries.len())}</option>
+                        <option value="demo">{format!("Built-in demo ({} passages, {} topics)", set.corpus.len(), topics)}</option>
                         <option value="custom" disabled=move || p.custom.get().is_empty()>
                             {move || format!("Your passages ({})", p.custom.get().len())}
                         </option>

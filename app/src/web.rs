@@ -51,11 +51,28 @@ pub fn replace_search(query: &str) {
     }
 }
 
-/// True when the browser exposes `navigator.gpu` (an adapter may still be refused).
-pub fn has_webgpu() -> bool {
-    Reflect::get(&window().navigator(), &JsValue::from_str("gpu"))
-        .map(|g| !g.is_undefined() && !g.is_null())
-        .unwrap_or(false)
+/// True when the browser exposes WebGPU and grants an adapter (headless browsers without a
+/// GPU usually expose `navigator.gpu` but refuse the adapter).
+pub async fn webgpu_adapter() -> bool {
+    let Ok(gpu) = Reflect::get(&window().navigator(), &JsValue::from_str("gpu")) else {
+        return false;
+    };
+    if gpu.is_undefined() || gpu.is_null() {
+        return false;
+    }
+    let Some(request) = Reflect::get(&gpu, &JsValue::from_str("requestAdapter"))
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+    else {
+        return false;
+    };
+    let Ok(promise) = request.call0(&gpu) else {
+        return false;
+    };
+    match JsFuture::from(Promise::from(promise)).await {
+        Ok(adapter) => !adapter.is_null() && !adapter.is_undefined(),
+        Err(_) => false,
+    }
 }
 
 async fn cache() -> Result<web_sys::Cache, String> {

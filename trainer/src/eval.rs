@@ -191,6 +191,34 @@ fn metric_names(list: Option<&str>, default: &str) -> anyhow::Result<(Vec<String
     Ok((names, metrics))
 }
 
+/// Says, as trec_eval would not, which queries the evaluation leaves out or scores 0: run
+/// queries without judgments are ignored (as trec_eval does) and judged queries missing from
+/// the run score 0 (as `trec_eval -c` does).
+fn warn_coverage(qrels: &engine::data::Qrels, run: &Run, qrels_path: &Path, run_path: &Path) {
+    let unjudged: Vec<&str> = run
+        .query_ids()
+        .filter(|q| !qrels.contains_key(*q))
+        .collect();
+    if let Some(first) = unjudged.first() {
+        eprintln!(
+            "warning: {}: {} quer{} without judgments in {} (e.g. '{first}') not evaluated",
+            run_path.display(),
+            unjudged.len(),
+            if unjudged.len() == 1 { "y" } else { "ies" },
+            qrels_path.display()
+        );
+    }
+    let missing: Vec<&String> = qrels.keys().filter(|q| run.docs(q).is_none()).collect();
+    if let Some(first) = missing.first() {
+        eprintln!(
+            "warning: {}: {} judged quer{} missing from the run (e.g. '{first}') score 0, as with trec_eval -c",
+            run_path.display(),
+            missing.len(),
+            if missing.len() == 1 { "y" } else { "ies" },
+        );
+    }
+}
+
 /// `trainer eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let wise = WiseConfig {
@@ -214,10 +242,17 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             bail!("--qrels needs --run FILE (a TREC run)");
         }
         let qrels = engine::data::read_qrels(qrels_path)?;
+        if qrels.is_empty() {
+            bail!("{}: no judgment in the file", qrels_path.display());
+        }
         let (names, metrics) = metric_names(args.metrics.as_deref(), RUN_DEFAULT_METRICS)?;
         for spec in &args.run {
             let path = PathBuf::from(spec);
             let run = Run::read_trec(&path)?;
+            if run.is_empty() {
+                bail!("{}: no result line in the run", path.display());
+            }
+            warn_coverage(&qrels, &run, qrels_path, &path);
             let eval = evaluate(&qrels, &run, &metrics, QuerySet::Judged);
             reports.push(Report::from_evaluation(
                 path.display().to_string(),

@@ -133,6 +133,89 @@ fn bad_inputs_name_the_file_and_line() {
     assert!(!out.status.success() && err.contains("ndgc@10"), "{err}");
     let out = trainer(&["eval"]);
     assert!(!out.status.success());
+    // Empty files are errors naming the file.
+    std::fs::write(dir.join("empty.tsv"), "query-id\tcorpus-id\tscore\n").unwrap();
+    std::fs::write(dir.join("empty.trec"), "\n").unwrap();
+    let out = trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("empty.tsv")),
+        "--run",
+        s(&dir.join("run.trec")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("empty.tsv: no judgment"),
+        "{err}"
+    );
+    let out = trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("empty.trec")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("empty.trec: no result line"),
+        "{err}"
+    );
+    // Duplicate documents and non-numeric scores name the line.
+    std::fs::write(dir.join("dup.trec"), "q1 Q0 a 1 0.5 t\nq1 Q0 a 2 0.4 t\n").unwrap();
+    let out = trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("dup.trec")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("dup.trec:2:") && err.contains("twice"),
+        "{err}"
+    );
+    std::fs::write(dir.join("nan.trec"), "q1 Q0 a 1 high t\n").unwrap();
+    let out = trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("nan.trec")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("nan.trec:1:") && err.contains("high"),
+        "{err}"
+    );
+    // A run query without judgments is ignored and a judged query missing from the run scores
+    // 0: both are evaluated, with a warning each.
+    std::fs::write(
+        dir.join("partial.trec"),
+        "q1 Q0 b 1 0.9 t\nq9 Q0 z 1 0.9 t\n",
+    )
+    .unwrap();
+    let out = trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("partial.trec")),
+        "--metrics",
+        "mrr@10",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert!(
+        err.contains("without judgments") && err.contains("'q9'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("missing from the run") && err.contains("'q2'"),
+        "{err}"
+    );
+    // q1: b (relevant) at rank 1 -> 1; q2 absent -> 0; q9 not evaluated.
+    assert!((v["mrr@10"].as_f64().unwrap() - 0.5).abs() < 1e-12, "{v}");
 }
 
 #[test]

@@ -52,9 +52,7 @@ fn ensure_tool(program: &str, crate_name: &str, version: &str, locked: bool) -> 
         println!("tools: {program} {version} present");
         return Ok(());
     }
-    println!(
-        "tools: installing {crate_name} {version} with cargo install (several minutes, once)"
-    );
+    println!("tools: installing {crate_name} {version} with cargo install (several minutes, once)");
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.args(["install", crate_name, "--version", &format!("={version}")]);
     if locked {
@@ -68,7 +66,12 @@ fn ensure_tool(program: &str, crate_name: &str, version: &str, locked: bool) -> 
 /// Everything a web build needs: the wasm32 std, trunk and the matching wasm-bindgen.
 pub fn tools() -> anyhow::Result<WasmToolchain> {
     let wasm = setup::wasm()?;
-    ensure_tool("wasm-bindgen", "wasm-bindgen-cli", &wasm_bindgen_version()?, false)?;
+    ensure_tool(
+        "wasm-bindgen",
+        "wasm-bindgen-cli",
+        &wasm_bindgen_version()?,
+        false,
+    )?;
     ensure_tool("trunk", "trunk", TRUNK_VERSION, true)?;
     Ok(wasm)
 }
@@ -107,12 +110,23 @@ pub fn build_site(out: &Path, models: &[SiteModel]) -> anyhow::Result<()> {
     let mut entries = Vec::new();
     for m in models {
         let dest = models_dir.join(&m.key);
-        run(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["run", "--quiet", "--release", "-p", "trainer", "--", "export", "--f16"])
-            .arg("--model")
-            .arg(&m.dir)
-            .arg("--output")
-            .arg(&dest))?;
+        run(
+            Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .args([
+                    "run",
+                    "--quiet",
+                    "--release",
+                    "-p",
+                    "trainer",
+                    "--",
+                    "export",
+                    "--f16",
+                ])
+                .arg("--model")
+                .arg(&m.dir)
+                .arg("--output")
+                .arg(&dest),
+        )?;
         let mut files = Vec::new();
         for path in walk(&dest)? {
             let bytes = std::fs::read(&path)?;
@@ -181,10 +195,7 @@ pub fn site_models(default_dir: PathBuf, extra: &[PathBuf]) -> anyhow::Result<Ve
     }];
     for dir in extra {
         if !dir.join("config.json").is_file() {
-            bail!(
-                "{}: not a model folder (no config.json)",
-                dir.display()
-            );
+            bail!("{}: not a model folder (no config.json)", dir.display());
         }
         let base = dir
             .canonicalize()?
@@ -254,7 +265,9 @@ fn handle(dir: &Path, stream: TcpStream) -> std::io::Result<()> {
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
     let mut out = stream;
     if method != "GET" && method != "HEAD" {
-        return out.write_all(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        return out.write_all(
+            b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
     }
     let path = target.split(['?', '#']).next().unwrap_or("/");
     let decoded = percent_decode(path);
@@ -264,7 +277,9 @@ fn handle(dir: &Path, stream: TcpStream) -> std::io::Result<()> {
             continue;
         }
         if part == ".." || part.contains('\\') {
-            return out.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            return out.write_all(
+                b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
         }
         file.push(part);
     }
@@ -356,7 +371,11 @@ pub fn e2e() -> anyhow::Result<()> {
     let mut reference = Vec::new();
     for case in cases.as_array().context("tests/e2e/cases.json: a list")? {
         let mut columns = serde_json::Map::new();
-        for (column, field) in [("query", ""), ("instructed", "instruction"), ("reversed", "reversed")] {
+        for (column, field) in [
+            ("query", ""),
+            ("instructed", "instruction"),
+            ("reversed", "reversed"),
+        ] {
             let instruction = if field.is_empty() {
                 ""
             } else {
@@ -365,7 +384,18 @@ pub fn e2e() -> anyhow::Result<()> {
             let out = output_ok(
                 Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
                     .current_dir(root())
-                    .args(["run", "--quiet", "--release", "-p", "trainer", "--", "search", "--json", "--top-k", "5"])
+                    .args([
+                        "run",
+                        "--quiet",
+                        "--release",
+                        "-p",
+                        "trainer",
+                        "--",
+                        "search",
+                        "--json",
+                        "--top-k",
+                        "5",
+                    ])
                     .arg("--model")
                     .arg(&model)
                     .arg("--corpus")
