@@ -64,6 +64,62 @@ impl Session {
         })
     }
 
+    /// A session from embeddings computed earlier (e.g. cached by the browser); they must have
+    /// one row per passage of the encoder's width.
+    pub fn from_embeddings(
+        encoder: Rc<Encoder>,
+        corpus: Vec<Passage>,
+        passages: Embeddings,
+    ) -> Option<Self> {
+        (passages.dim == encoder.dim() && passages.data.len() == corpus.len() * encoder.dim()).then(
+            || Session {
+                encoder,
+                corpus,
+                passages,
+                template: QueryTemplate::default(),
+            },
+        )
+    }
+
+    /// The key under which this corpus's embeddings by this encoder are cached: a hash of the
+    /// model fingerprint and every passage id and text.
+    pub fn cache_key(encoder: &Encoder, corpus: &[Passage]) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(encoder.fingerprint().as_bytes());
+        for p in corpus {
+            h.update((p.id.len() as u64).to_le_bytes());
+            h.update(p.id.as_bytes());
+            let text = p.encoder_text();
+            h.update((text.len() as u64).to_le_bytes());
+            h.update(text.as_bytes());
+        }
+        h.finalize()[..12]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// The passage embeddings as little-endian f32 bytes (for the cache).
+    pub fn embedding_bytes(&self) -> Vec<u8> {
+        self.passages
+            .data
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect()
+    }
+
+    /// Embeddings back from [`Session::embedding_bytes`].
+    pub fn embeddings_from_bytes(bytes: &[u8], dim: usize) -> Embeddings {
+        Embeddings {
+            dim,
+            data: bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        }
+    }
+
     /// The encoder input of a query under an instruction (the query alone when it is blank).
     pub fn query_text(&self, instruction: &str, query: &str) -> String {
         if instruction.trim().is_empty() {

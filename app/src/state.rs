@@ -182,9 +182,10 @@ pub fn to_run(ranking: &Ranking, corpus: &[Passage]) -> Run {
     let mut run = Run::new();
     run.set_query(
         QID,
+        // A ranking of another corpus (the corpus was just switched) contributes nothing.
         ranking
             .iter()
-            .map(|(i, s)| (corpus[*i].id.clone(), *s as f64))
+            .filter_map(|(i, s)| corpus.get(*i).map(|p| (p.id.clone(), *s as f64)))
             .collect(),
     );
     run
@@ -504,6 +505,18 @@ mod tests {
         assert!((e.value - m2.p_mrr.unwrap()).abs() < 1e-12);
         let e = explain_metric(Explained::Ndcg(Column::Query), &rankings, &c, &j).unwrap();
         assert!((e.value - m2.columns[&Column::Query][0]).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rankings_of_a_previous_corpus_do_not_panic() {
+        // The page switches corpus before the new rankings arrive.
+        let rankings: BTreeMap<Column, Ranking> = Column::ALL
+            .into_iter()
+            .map(|c| (c, ranking(&[7, 0, 9])))
+            .collect();
+        let m = live_metrics(&rankings, &corpus(2), &Judgments::default());
+        assert!(m.p_mrr.is_none());
+        assert_eq!(to_run(&rankings[&Column::Query], &corpus(2)).ranked("q").len(), 1);
     }
 
     #[test]

@@ -64,6 +64,7 @@ struct Page {
     ready: RwSignal<bool>,
     error: RwSignal<Option<String>>,
     cache_note: RwSignal<String>,
+    corpus_note: RwSignal<String>,
     progress: RwSignal<Option<(u64, u64)>>,
     backend: RwSignal<BackendKind>,
     webgpu: RwSignal<bool>,
@@ -234,6 +235,28 @@ async fn load_corpus(p: Page) {
     p.ready.set(false);
     let corpus = p.corpus.get_untracked();
     let started = web::now_ms();
+    // Passage embeddings are cached in the browser per model and corpus: a reload is quick.
+    let key = format!("embeddings/{}", Session::cache_key(&encoder, &corpus));
+    if let Some(bytes) = web::cache_get(&format!("{key}?v=1")).await {
+        let e = Session::embeddings_from_bytes(&bytes, encoder.dim());
+        if let Some(s) = Session::from_embeddings(encoder.clone(), corpus.clone(), e) {
+            if current_corpus_generation() != generation {
+                return;
+            }
+            web_log(&format!(
+                "corpus of {} passages read from the browser cache in {:.0} ms",
+                s.corpus.len(),
+                web::now_ms() - started
+            ));
+            p.corpus_note.set(format!(
+                "{} passage embeddings from the browser cache",
+                s.corpus.len()
+            ));
+            SESSION.with(|x| *x.borrow_mut() = Some(Rc::new(s)));
+            search(p).await;
+            return;
+        }
+    }
     let session = Session::new(
         encoder,
         corpus,
@@ -257,6 +280,9 @@ async fn load_corpus(p: Page) {
                 s.corpus.len(),
                 web::now_ms() - started
             ));
+            web::store_cached(&key, "1", &s.embedding_bytes()).await;
+            p.corpus_note
+                .set(format!("{} passages encoded", s.corpus.len()));
             SESSION.with(|x| *x.borrow_mut() = Some(Rc::new(s)));
             search(p).await;
         }
@@ -320,6 +346,8 @@ fn set_corpus(p: Page, key: &str) {
     if key == "custom" {
         p.qid.set(String::new());
     }
+    // The old rankings index the old corpus: clear them with it.
+    p.rankings.set(BTreeMap::new());
     p.corpus.set(passages);
     sync_url(p);
     spawn_local(load_corpus(p));
@@ -352,6 +380,7 @@ pub fn App() -> impl IntoView {
         ready: RwSignal::new(false),
         error: RwSignal::new(None),
         cache_note: RwSignal::new(String::new()),
+        corpus_note: RwSignal::new(String::new()),
         progress: RwSignal::new(None),
         backend: RwSignal::new(BackendKind::Cpu),
         webgpu: RwSignal::new(false),
@@ -448,6 +477,7 @@ fn StatusBar(p: Page) -> impl IntoView {
                 }
             })}
             <span class="muted" data-testid="cache-note">{move || p.cache_note.get()}</span>
+            <span class="muted" data-testid="corpus-note">{move || p.corpus_note.get()}</span>
             <label>"Backend "
                 <select aria-label="Backend" on:change=switch prop:value=move || backend_name(p.backend.get())>
                     <option value="cpu">"CPU (wasm)"</option>
@@ -668,8 +698,8 @@ fn RankingColumn(p: Page, column: Column) -> impl IntoView {
             .iter()
             .take(10)
             .enumerate()
-            .map(|(pos, (doc, score))| {
-                let passage = corpus[*doc].clone();
+            .filter_map(|(pos, (doc, score))| Some((pos, score, corpus.get(*doc)?.clone())))
+            .map(|(pos, score, passage)| {
                 let relevant = judgments.is_relevant(column.mode(), &passage.id);
                 let judged = judgments.level(column.mode(), &passage.id);
                 let mv = (column != Column::Query).then(|| movement(&base, &ranking, pos));

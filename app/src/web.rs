@@ -166,6 +166,18 @@ pub async fn fetch_cached(
     Ok((bytes, Source::Network))
 }
 
+/// Bytes cached under `key` (a same-origin path such as `embeddings/<hash>`), if any.
+pub async fn cache_get(key: &str) -> Option<Vec<u8>> {
+    let c = cache().await.ok()?;
+    let hit = JsFuture::from(c.match_with_str(key)).await.ok()?;
+    if hit.is_undefined() {
+        return None;
+    }
+    let resp: web_sys::Response = hit.unchecked_into();
+    let buf = JsFuture::from(resp.array_buffer().ok()?).await.ok()?;
+    Some(Uint8Array::new(&buf).to_vec())
+}
+
 /// Stores verified bytes in the cache under `url` + `version` (best effort: a browser without
 /// storage still works, it just downloads again).
 pub async fn store_cached(url: &str, version: &str, bytes: &[u8]) {

@@ -208,7 +208,20 @@ pub fn results() -> anyhow::Result<()> {
     );
     table.push_str("|---|---|---|---|---|---|---|---|---|\n");
     for (label, dir) in &sets {
-        for no_instruction in [true, false] {
+        // A set without any instruction (the MS MARCO subset) has only the query-alone row.
+        let instructed = std::fs::read_to_string(dir.join("queries.jsonl"))
+            .map(|t| {
+                t.lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .any(|q| {
+                        ["instruction_og", "instruction_changed"]
+                            .iter()
+                            .any(|k| q[k].as_str().is_some_and(|s| !s.trim().is_empty()))
+                    })
+            })
+            .unwrap_or(true);
+        let variants: &[bool] = if instructed { &[true, false] } else { &[true] };
+        for &no_instruction in variants {
             step(&format!(
                 "{label}, {}",
                 if no_instruction {
@@ -275,7 +288,7 @@ pub fn results() -> anyhow::Result<()> {
         }
     }
     let doc = format!(
-        "# Results\n\nThe default model (all-MiniLM-L6-v2, no fine-tuning) on the evaluation sets, values x100.\n\
+        "The default model (all-MiniLM-L6-v2, no fine-tuning) on the evaluation sets, values x100.\n\
          Produced by `cargo xtask results` (CPU; template `instruction-first`; re-ranking each query's\n\
          candidates when the set has `candidates.tsv`, else full-corpus retrieval, depth 1000).\n\
          For sets with changed instructions the metrics are those of the changed (instructed) mode judged\n\
@@ -285,7 +298,18 @@ pub fn results() -> anyhow::Result<()> {
          (averaged annotator votes); they are used as real-valued gains, and any level > 0 counts as\n\
          relevant for MAP, MRR and Recall.\n\n{table}"
     );
-    std::fs::write(root().join("RESULTS.md"), doc)?;
+    // Keep hand-written notes: only the part between the markers is regenerated.
+    let path = root().join("RESULTS.md");
+    let (start, end) = ("<!-- results:start -->", "<!-- results:end -->");
+    let doc = match std::fs::read_to_string(&path) {
+        Ok(old) if old.contains(start) && old.contains(end) => {
+            let (head, rest) = old.split_once(start).expect("marker present");
+            let (_, tail) = rest.split_once(end).expect("marker present");
+            format!("{head}{start}\n{doc}{end}{tail}")
+        }
+        _ => format!("{start}\n{doc}{end}\n"),
+    };
+    std::fs::write(&path, doc)?;
     println!("\nRESULTS.md written");
     Ok(())
 }

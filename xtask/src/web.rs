@@ -86,11 +86,115 @@ pub struct SiteModel {
     pub dir: PathBuf,
 }
 
-/// Builds the static site into `out`: trunk (release) for the app, then each model exported
-/// with F16 weights under `models/<key>/` and `models/index.json` listing sizes and sha256.
-pub fn build_site(out: &Path, models: &[SiteModel]) -> anyhow::Result<()> {
+/// How the app is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builder {
+    /// trunk, as `cargo xtask demo` and `dist` do.
+    Trunk,
+    /// cargo and wasm-bindgen directly, the steps trunk takes, for the browser test: it needs
+    /// no trunk install (about 17 minutes of compiling on a fresh machine).
+    Direct,
+}
+
+/// Builds the static site into `out`: the app (release), then each model exported with F16
+/// weights under `models/<key>/` and `models/index.json` listing sizes and sha256.
+pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow::Result<()> {
+    match builder {
+        Builder::Trunk => build_with_trunk(out)?,
+        Builder::Direct => build_direct(out)?,
+    }
+    export_models(out, models, builder == Builder::Trunk)?;
+    report_sizes(out)
+}
+
+/// The cargo command for the trainer: release for the demo; for the tests the debug build
+/// with the test features, which the test step has just compiled.
+fn trainer(release: bool) -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    if release {
+        c.args(["run", "--quiet", "--release", "-p", "trainer", "--"]);
+    } else {
+        c.args([
+            "run",
+            "--quiet",
+            "-p",
+            "trainer",
+            "--features",
+            "engine/wgpu",
+            "--",
+        ]);
+    }
+    c
+}
+
+fn build_direct(out: &Path) -> anyhow::Result<()> {
+    let wasm = setup::wasm()?;
+    ensure_tool(
+        "wasm-bindgen",
+        "wasm-bindgen-cli",
+        &wasm_bindgen_version()?,
+        false,
+    )?;
+    step("building the web app (cargo + wasm-bindgen, release)");
+    let mut cargo = wasm.cargo();
+    cargo.args([
+        "build",
+        "--release",
+        "--target",
+        "wasm32-unknown-unknown",
+        "-p",
+        "app",
+        "--bin",
+        "app",
+        "--features",
+        "webgpu",
+    ]);
+    let target = cargo
+        .get_envs()
+        .find(|(k, _)| *k == "CARGO_TARGET_DIR")
+        .and_then(|(_, v)| v.map(PathBuf::from))
+        .or_else(|| std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| root().join("target"));
+    run(&mut cargo)?;
+    let _ = std::fs::remove_dir_all(out);
+    std::fs::create_dir_all(out)?;
+    run(Command::new(cargo_bin().join("wasm-bindgen"))
+        .args([
+            "--target",
+            "web",
+            "--no-typescript",
+            "--out-name",
+            "app",
+            "--out-dir",
+        ])
+        .arg(out)
+        .arg(target.join("wasm32-unknown-unknown/release/app.wasm")))?;
+    std::fs::copy(root().join("app/style.css"), out.join("style.css"))?;
+    let public = out.join("public");
+    std::fs::create_dir_all(&public)?;
+    for path in walk(&root().join("public"))? {
+        std::fs::copy(&path, public.join(path.file_name().expect("a file")))?;
+    }
+    // index.html as trunk writes it: the same page, with the module loader trunk would add.
+    let html = std::fs::read_to_string(root().join("index.html"))?;
+    let html: String = html
+        .lines()
+        .filter(|l| !l.contains("data-trunk"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let html = html.replace(
+        "</head>",
+        "    <link rel=\"stylesheet\" href=\"./style.css\" />\n    <script type=\"module\">import init from './app.js'; init();</script>\n  </head>",
+    );
+    std::fs::write(out.join("index.html"), html)?;
+    Ok(())
+}
+
+fn build_with_trunk(out: &Path) -> anyhow::Result<()> {
     let wasm = tools()?;
     step("building the web app (trunk, release)");
+
     let mut trunk = Command::new(cargo_bin().join("trunk"));
     trunk
         .args(["build", "--release", "--public-url", "./", "--dist"])
@@ -103,30 +207,22 @@ pub fn build_site(out: &Path, models: &[SiteModel]) -> anyhow::Result<()> {
     if wasm == WasmToolchain::Debian {
         trunk.env("PATH", format!("/usr/bin:{}:{path}", bin.display()));
     }
-    run(&mut trunk)?;
+    run(&mut trunk)
+}
+
+fn export_models(out: &Path, models: &[SiteModel], release: bool) -> anyhow::Result<()> {
     step("models for the browser (F16 weights)");
     let models_dir = out.join("models");
     let _ = std::fs::remove_dir_all(&models_dir);
     let mut entries = Vec::new();
     for m in models {
         let dest = models_dir.join(&m.key);
-        run(
-            Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                .args([
-                    "run",
-                    "--quiet",
-                    "--release",
-                    "-p",
-                    "trainer",
-                    "--",
-                    "export",
-                    "--f16",
-                ])
-                .arg("--model")
-                .arg(&m.dir)
-                .arg("--output")
-                .arg(&dest),
-        )?;
+        run(trainer(release)
+            .args(["export", "--f16"])
+            .arg("--model")
+            .arg(&m.dir)
+            .arg("--output")
+            .arg(&dest))?;
         let mut files = Vec::new();
         for path in walk(&dest)? {
             let bytes = std::fs::read(&path)?;
@@ -147,7 +243,6 @@ pub fn build_site(out: &Path, models: &[SiteModel]) -> anyhow::Result<()> {
         models_dir.join("index.json"),
         serde_json::to_string_pretty(&index)?,
     )?;
-    report_sizes(out)?;
     Ok(())
 }
 
@@ -327,7 +422,7 @@ fn percent_decode(s: &str) -> String {
 pub fn dist(extra_models: &[PathBuf]) -> anyhow::Result<PathBuf> {
     let model = crate::model::fetch_default()?;
     let out = root().join("dist");
-    build_site(&out, &site_models(model, extra_models)?)?;
+    build_site(&out, &site_models(model, extra_models)?, Builder::Trunk)?;
     println!(
         "\nstatic site written to {} (serve it from any static host; no special headers needed)",
         out.display()
@@ -347,7 +442,9 @@ pub fn demo(extra_models: &[PathBuf], port: u16) -> anyhow::Result<()> {
 
 /// `cargo xtask e2e`: headless Chromium against the built site (see tests/e2e/README.md).
 pub fn e2e() -> anyhow::Result<()> {
-    let site = dist(&[])?;
+    let model = crate::model::fetch_default()?;
+    let site = root().join("tests/e2e/artifacts/site");
+    build_site(&site, &site_models(model.clone(), &[])?, Builder::Direct)?;
     setup::apt_install(&["chromium"])?;
     let e2e = root().join("tests/e2e");
     if !e2e.join("node_modules/playwright-core").is_dir() {
@@ -356,16 +453,15 @@ pub fn e2e() -> anyhow::Result<()> {
             setup::apt_install(&["npm"])?;
         }
         run(Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-            .current_dir(&e2e))?;
+            .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&e2e)
+            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"))?;
     }
     step("native reference rankings (trainer search, CPU)");
     let artifacts = e2e.join("artifacts");
     std::fs::create_dir_all(&artifacts)?;
     let cases: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(e2e.join("cases.json"))?)?;
-    let model = crate::model::fetch_default()?;
     let index = artifacts.join("demo.index");
     let _ = std::fs::remove_file(&index);
     let mut reference = Vec::new();
@@ -382,20 +478,8 @@ pub fn e2e() -> anyhow::Result<()> {
                 case[field].as_str().unwrap_or("")
             };
             let out = output_ok(
-                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                    .current_dir(root())
-                    .args([
-                        "run",
-                        "--quiet",
-                        "--release",
-                        "-p",
-                        "trainer",
-                        "--",
-                        "search",
-                        "--json",
-                        "--top-k",
-                        "5",
-                    ])
+                trainer(false)
+                    .args(["search", "--json", "--top-k", "5"])
                     .arg("--model")
                     .arg(&model)
                     .arg("--corpus")
@@ -424,11 +508,12 @@ pub fn e2e() -> anyhow::Result<()> {
     let served = site.clone();
     std::thread::spawn(move || serve(&served, listener));
     step(&format!("headless Chromium on http://127.0.0.1:{port}/"));
+    // `run` starts commands in the workspace root: name the script by its full path (node
+    // resolves playwright-core from the script's folder).
     run(Command::new("node")
-        .arg("app.test.mjs")
+        .arg(e2e.join("app.test.mjs"))
         .arg(format!("http://127.0.0.1:{port}/"))
         .arg(&reference_path)
-        .arg(&artifacts)
-        .current_dir(&e2e))?;
+        .arg(&artifacts))?;
     Ok(())
 }
