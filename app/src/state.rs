@@ -516,7 +516,12 @@ mod tests {
             .collect();
         let m = live_metrics(&rankings, &corpus(2), &Judgments::default());
         assert!(m.p_mrr.is_none());
-        assert_eq!(to_run(&rankings[&Column::Query], &corpus(2)).ranked("q").len(), 1);
+        assert_eq!(
+            to_run(&rankings[&Column::Query], &corpus(2))
+                .ranked("q")
+                .len(),
+            1
+        );
     }
 
     #[test]

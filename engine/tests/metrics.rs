@@ -340,7 +340,7 @@ fn explanations_add_up_to_the_metrics_on_random_cases() {
         }
         let pm = p_mrr(&qrels[0], &qrels[1], &runs[0], &runs[1]);
         let ex = explain::p_mrr(&runs[0], &runs[1], "q", &judged[0], &judged[1]);
-        assert_eq!(pm.per_query.get("q").is_some(), ex.is_some());
+        assert_eq!(pm.per_query.contains_key("q"), ex.is_some());
         if let Some(ex) = ex {
             assert!(close(ex.value, pm.per_query["q"]));
             assert!(close(
@@ -359,7 +359,7 @@ fn explanations_add_up_to_the_metrics_on_random_cases() {
             config,
         );
         let s = explain::sicr([&runs[0], &runs[1], &runs[2]], "q", &judged[0], &judged[1]);
-        assert_eq!(is.wise.per_query.get("q").is_some(), w.is_some());
+        assert_eq!(is.wise.per_query.contains_key("q"), w.is_some());
         if let (Some(w), Some(s)) = (w, s) {
             assert!(close(w.value, is.wise.per_query["q"]));
             assert!(close(s.value, is.sicr.per_query["q"]));

@@ -14,6 +14,8 @@ pub struct Cli {
 }
 
 /// Subcommands.
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Embed JSONL texts ({"_id", "text"} per line) into JSONL embeddings.

@@ -201,10 +201,12 @@ impl Run {
     }
 }
 
-/// One parsed piece of a run file: runs of consecutive lines of one query, as
-/// (qid, 0-based line of the first, documents), and the number of lines in the piece.
+/// Consecutive lines of one query: (qid, 0-based line of the first, documents).
+type Segment<'a> = (&'a str, usize, Vec<(String, f64)>);
+
+/// One parsed piece of a run file: its segments and its number of lines.
 struct Piece<'a> {
-    segments: Vec<(&'a str, usize, Vec<(String, f64)>)>,
+    segments: Vec<Segment<'a>>,
     lines: usize,
 }
 
@@ -228,7 +230,7 @@ fn split_at_lines(text: &str, n: usize) -> Vec<&str> {
 
 /// Parses one piece; an error is (0-based line within the piece, problem).
 fn parse_piece(piece: &str) -> std::result::Result<Piece<'_>, (usize, String)> {
-    let mut segments: Vec<(&str, usize, Vec<(String, f64)>)> = Vec::new();
+    let mut segments: Vec<Segment<'_>> = Vec::new();
     let mut lines = 0;
     for (i, line) in piece.split('\n').enumerate() {
         lines = i + 1;
