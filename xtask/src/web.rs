@@ -101,31 +101,46 @@ pub enum Builder {
 pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow::Result<()> {
     match builder {
         Builder::Trunk => build_with_trunk(out)?,
-        Builder::Direct => build_direct(out)?,
+        Builder::Direct => {
+            build_direct(out)?;
+            build_test_trainer()?;
+        }
     }
     export_models(out, models, builder == Builder::Trunk)?;
     report_sizes(out)
 }
 
-/// The cargo command for the trainer: release for the demo; for the tests the debug build
-/// with the test features, which the test step has just compiled.
+/// The trainer command: `cargo run --release` for the demo; for the tests the debug binary
+/// built exactly as the test step builds the workspace (`--workspace --features engine/wgpu`),
+/// so it reuses the test build's dependencies instead of compiling burn once more (a plain
+/// `cargo run -p trainer` resolves features differently and rebuilds the GPU stack).
 fn trainer(release: bool) -> Command {
-    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    c.current_dir(root());
+    let mut c;
     if release {
+        c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
         c.args(["run", "--quiet", "--release", "-p", "trainer", "--"]);
     } else {
-        c.args([
-            "run",
-            "--quiet",
-            "-p",
-            "trainer",
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root().join("target"));
+        c = Command::new(target.join("debug/trainer"));
+    }
+    c.current_dir(root());
+    c
+}
+
+/// Builds the debug trainer the tests use (quick after the test step).
+fn build_test_trainer() -> anyhow::Result<()> {
+    run(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())).args([
+            "build",
+            "--workspace",
             "--features",
             "engine/wgpu",
-            "--",
-        ]);
-    }
-    c
+            "--bin",
+            "trainer",
+        ]),
+    )
 }
 
 fn build_direct(out: &Path) -> anyhow::Result<()> {
