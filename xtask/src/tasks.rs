@@ -37,7 +37,8 @@ pub fn output_ok(cmd: &mut Command) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn cargo() -> Command {
+/// The cargo that runs xtask (`$CARGO`), else `cargo` from PATH.
+pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 

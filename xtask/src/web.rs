@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use crate::model::which;
 use crate::setup::{self, WasmToolchain};
-use crate::tasks::{output_ok, root, run, step};
+use crate::tasks::{cargo, output_ok, root, run, step};
 
 /// trunk release that builds with rustc 1.95 (0.22 needs 1.96.1).
 const TRUNK_VERSION: &str = "0.21.14";
@@ -53,7 +53,7 @@ fn ensure_tool(program: &str, crate_name: &str, version: &str, locked: bool) -> 
         return Ok(());
     }
     println!("tools: installing {crate_name} {version} with cargo install (several minutes, once)");
-    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut c = cargo();
     c.args(["install", crate_name, "--version", &format!("={version}")]);
     if locked {
         c.arg("--locked");
@@ -63,8 +63,8 @@ fn ensure_tool(program: &str, crate_name: &str, version: &str, locked: bool) -> 
     run(&mut c)
 }
 
-/// Everything a web build needs: the wasm32 std, trunk and the matching wasm-bindgen.
-pub fn tools() -> anyhow::Result<WasmToolchain> {
+/// The wasm32 std and the wasm-bindgen CLI matching Cargo.lock (what a build without trunk needs).
+fn wasm_bindgen_tools() -> anyhow::Result<WasmToolchain> {
     let wasm = setup::wasm()?;
     ensure_tool(
         "wasm-bindgen",
@@ -72,6 +72,12 @@ pub fn tools() -> anyhow::Result<WasmToolchain> {
         &wasm_bindgen_version()?,
         false,
     )?;
+    Ok(wasm)
+}
+
+/// Everything a web build needs: the wasm32 std, trunk and the matching wasm-bindgen.
+pub fn tools() -> anyhow::Result<WasmToolchain> {
+    let wasm = wasm_bindgen_tools()?;
     ensure_tool("trunk", "trunk", TRUNK_VERSION, true)?;
     Ok(wasm)
 }
@@ -117,7 +123,7 @@ pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow:
 fn trainer(release: bool) -> Command {
     let mut c;
     if release {
-        c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        c = cargo();
         c.args(["run", "--quiet", "--release", "-p", "trainer", "--"]);
     } else {
         let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -131,26 +137,18 @@ fn trainer(release: bool) -> Command {
 
 /// Builds the debug trainer the tests use (quick after the test step).
 fn build_test_trainer() -> anyhow::Result<()> {
-    run(
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())).args([
-            "build",
-            "--workspace",
-            "--features",
-            "engine/wgpu",
-            "--bin",
-            "trainer",
-        ]),
-    )
+    run(cargo().args([
+        "build",
+        "--workspace",
+        "--features",
+        "engine/wgpu",
+        "--bin",
+        "trainer",
+    ]))
 }
 
 fn build_direct(out: &Path) -> anyhow::Result<()> {
-    let wasm = setup::wasm()?;
-    ensure_tool(
-        "wasm-bindgen",
-        "wasm-bindgen-cli",
-        &wasm_bindgen_version()?,
-        false,
-    )?;
+    let wasm = wasm_bindgen_tools()?;
     step("building the web app (cargo + wasm-bindgen, release)");
     let mut cargo = wasm.cargo();
     cargo.args([

@@ -29,6 +29,15 @@ pub trait InstructionJudge {
     ) -> Result<f64>;
 }
 
+/// The judged level of `doc` for `qid` (0 when unjudged).
+fn level(qrels: &Qrels, qid: &str, doc: &str) -> f64 {
+    qrels
+        .get(qid)
+        .and_then(|j| j.get(doc))
+        .copied()
+        .unwrap_or(0.0)
+}
+
 /// The qrels judge: `s_max` when the document is judged relevant (level > 0) under the
 /// instruction's qrels, else 0. Then INSTFOL = (P@K_inst - P@K_q) / (1 - P@K_q).
 pub struct QrelsJudge<'a> {
@@ -43,12 +52,7 @@ impl InstructionJudge for QrelsJudge<'_> {
         self.s_max
     }
     fn score(&mut self, qid: &str, _q: &str, _i: &str, doc_id: &str, _p: &str) -> Result<f64> {
-        let rel = self
-            .qrels
-            .get(qid)
-            .and_then(|j| j.get(doc_id))
-            .copied()
-            .unwrap_or(0.0);
+        let rel = level(self.qrels, qid, doc_id);
         Ok(if rel > 0.0 { self.s_max } else { 0.0 })
     }
 }
@@ -67,13 +71,7 @@ impl InstructionJudge for GradedQrelsJudge<'_> {
         self.s_max
     }
     fn score(&mut self, qid: &str, _q: &str, _i: &str, doc_id: &str, _p: &str) -> Result<f64> {
-        let rel = self
-            .qrels
-            .get(qid)
-            .and_then(|j| j.get(doc_id))
-            .copied()
-            .unwrap_or(0.0);
-        Ok(rel.clamp(0.0, self.s_max))
+        Ok(level(self.qrels, qid, doc_id).clamp(0.0, self.s_max))
     }
 }
 
