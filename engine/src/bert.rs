@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use burn::module::{Module, Param};
+use burn::module::{Module, Param, ParamId};
 use burn::nn::{Embedding, LayerNorm, LayerNormConfig, Linear};
 use burn::tensor::activation::{gelu, gelu_approximate, relu, softmax};
 use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -206,8 +206,8 @@ impl<'a> WeightReader<'a> {
             .transpose();
         let bias = self.tensor(&format!("{name}.bias"), [d_out])?;
         Ok(Linear {
-            weight: Param::from_tensor(weight),
-            bias: Some(Param::from_tensor(bias)),
+            weight: Param::initialized(param_id(&format!("{name}.weight")), weight),
+            bias: Some(Param::initialized(param_id(&format!("{name}.bias")), bias)),
         })
     }
 
@@ -219,8 +219,12 @@ impl<'a> WeightReader<'a> {
         } else {
             ("gamma", "beta")
         };
-        norm.gamma = Param::from_tensor(self.tensor(&format!("{name}.{w}"), [d])?);
-        norm.beta = Some(Param::from_tensor(
+        norm.gamma = Param::initialized(
+            param_id(&format!("{name}.weight")),
+            self.tensor(&format!("{name}.{w}"), [d])?,
+        );
+        norm.beta = Some(Param::initialized(
+            param_id(&format!("{name}.bias")),
             self.tensor(&format!("{name}.{b}"), [d])?,
         ));
         Ok(norm)
@@ -228,7 +232,10 @@ impl<'a> WeightReader<'a> {
 
     fn embedding(&self, name: &str, n: usize, d: usize) -> Result<Embedding> {
         Ok(Embedding {
-            weight: Param::from_tensor(self.tensor(&format!("{name}.weight"), [n, d])?),
+            weight: Param::initialized(
+                param_id(&format!("{name}.weight")),
+                self.tensor(&format!("{name}.weight"), [n, d])?,
+            ),
         })
     }
 
@@ -237,6 +244,19 @@ impl<'a> WeightReader<'a> {
             .tensor(&format!("{}{}", self.prefix, name))
             .is_ok()
     }
+}
+
+/// The parameter id of the tensor named `name` (Hugging Face naming, no `bert.` prefix): a hash
+/// of the name, so the same model loaded twice has the same ids. Optimiser states are keyed by
+/// these ids, which is what lets a training checkpoint (weights + optimiser state) resume.
+pub fn param_id(name: &str) -> ParamId {
+    // FNV-1a, 64 bits.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    ParamId::from(h)
 }
 
 /// Converts little-endian raw tensor bytes to f32.
@@ -347,4 +367,201 @@ impl BertModel {
             activation: config.hidden_act.into(),
         })
     }
+}
+
+/// One named tensor in Hugging Face layout: `(name, shape, values)`.
+pub type NamedTensor = (String, Vec<usize>, Vec<f32>);
+
+impl BertModel {
+    /// Every weight under its Hugging Face name (no `bert.` prefix), linear weights transposed
+    /// back to PyTorch's `[out, in]`: the inverse of [`BertModel::from_safetensors`].
+    pub fn named_tensors(&self) -> Result<Vec<NamedTensor>> {
+        let mut out = Vec::new();
+        let e = &self.embeddings;
+        push_param(
+            &mut out,
+            "embeddings.word_embeddings.weight",
+            &e.word.weight,
+        )?;
+        push_param(
+            &mut out,
+            "embeddings.position_embeddings.weight",
+            &e.position.weight,
+        )?;
+        push_param(
+            &mut out,
+            "embeddings.token_type_embeddings.weight",
+            &e.token_type.weight,
+        )?;
+        push_norm(&mut out, "embeddings.LayerNorm", &e.norm)?;
+        for (i, layer) in self.layers.iter().enumerate() {
+            let p = format!("encoder.layer.{i}");
+            let a = &layer.attention;
+            push_linear(&mut out, &format!("{p}.attention.self.query"), &a.query)?;
+            push_linear(&mut out, &format!("{p}.attention.self.key"), &a.key)?;
+            push_linear(&mut out, &format!("{p}.attention.self.value"), &a.value)?;
+            push_linear(&mut out, &format!("{p}.attention.output.dense"), &a.output)?;
+            push_norm(
+                &mut out,
+                &format!("{p}.attention.output.LayerNorm"),
+                &a.norm,
+            )?;
+            push_linear(
+                &mut out,
+                &format!("{p}.intermediate.dense"),
+                &layer.intermediate,
+            )?;
+            push_linear(&mut out, &format!("{p}.output.dense"), &layer.output)?;
+            push_norm(&mut out, &format!("{p}.output.LayerNorm"), &layer.norm)?;
+        }
+        Ok(out)
+    }
+
+    /// The weights as a `model.safetensors` file. Tensors of `base` (the file the model was
+    /// loaded from) that the engine does not use, such as BERT's pooler, are copied unchanged,
+    /// so other tools load the result exactly like the original.
+    pub fn to_safetensors(&self, base: Option<&[u8]>) -> Result<Vec<u8>> {
+        let mut tensors = self.named_tensors()?;
+        if let Some(base) = base {
+            let original = SafeTensors::deserialize(base)
+                .map_err(|e| EngineError::Invalid(format!("base weights: {e}")))?;
+            let prefix = if original
+                .names()
+                .iter()
+                .any(|n| n.starts_with("bert.embeddings."))
+            {
+                "bert."
+            } else {
+                ""
+            };
+            let ours: std::collections::BTreeSet<String> =
+                tensors.iter().map(|(n, _, _)| n.clone()).collect();
+            for name in original.names() {
+                let bare = name.strip_prefix(prefix).unwrap_or(name);
+                if ours.contains(bare) {
+                    continue;
+                }
+                let view = original
+                    .tensor(name)
+                    .map_err(|e| EngineError::Invalid(format!("base tensor '{name}': {e}")))?;
+                // Integer buffers (e.g. position_ids) are not weights; dropping them is what
+                // transformers itself does on save.
+                if let Some(values) = decode_f32(view.dtype(), view.data()) {
+                    tensors.push((bare.to_string(), view.shape().to_vec(), values));
+                }
+            }
+        }
+        crate::safetensors_io::write_f32(&tensors)
+    }
+
+    /// A freshly initialised model of shape `config` (BERT's initialisation: normal weights with
+    /// standard deviation 0.02, zero biases, unit layer norms), deterministic in `seed`.
+    pub fn random(config: &BertConfig, seed: u64, device: &Device) -> Result<Self> {
+        let bytes = random_safetensors(config, seed)?;
+        Self::from_safetensors(&bytes, Path::new("<random>"), config, device)
+    }
+}
+
+/// The `model.safetensors` bytes of [`BertModel::random`].
+pub fn random_safetensors(config: &BertConfig, seed: u64) -> Result<Vec<u8>> {
+    let mut rng = crate::rng::SplitMix64::new(seed);
+    let d = config.hidden_size;
+    let mut tensors: Vec<NamedTensor> = Vec::new();
+    let normal = |name: String, shape: Vec<usize>, rng: &mut crate::rng::SplitMix64| {
+        let n = shape.iter().product();
+        let values = (0..n).map(|_| rng.normal() as f32 * 0.02).collect();
+        (name, shape, values)
+    };
+    let constant = |name: String, shape: Vec<usize>, v: f32| {
+        let n: usize = shape.iter().product();
+        (name, shape, vec![v; n])
+    };
+    tensors.push(normal(
+        "embeddings.word_embeddings.weight".into(),
+        vec![config.vocab_size, d],
+        &mut rng,
+    ));
+    tensors.push(normal(
+        "embeddings.position_embeddings.weight".into(),
+        vec![config.max_position_embeddings, d],
+        &mut rng,
+    ));
+    tensors.push(normal(
+        "embeddings.token_type_embeddings.weight".into(),
+        vec![config.type_vocab_size, d],
+        &mut rng,
+    ));
+    let norms = |name: &str, tensors: &mut Vec<NamedTensor>| {
+        tensors.push(constant(format!("{name}.weight"), vec![d], 1.0));
+        tensors.push(constant(format!("{name}.bias"), vec![d], 0.0));
+    };
+    norms("embeddings.LayerNorm", &mut tensors);
+    let ff = config.intermediate_size;
+    for i in 0..config.num_hidden_layers {
+        let p = format!("encoder.layer.{i}");
+        for (name, d_out, d_in) in [
+            (format!("{p}.attention.self.query"), d, d),
+            (format!("{p}.attention.self.key"), d, d),
+            (format!("{p}.attention.self.value"), d, d),
+            (format!("{p}.attention.output.dense"), d, d),
+            (format!("{p}.intermediate.dense"), ff, d),
+            (format!("{p}.output.dense"), d, ff),
+        ] {
+            tensors.push(normal(
+                format!("{name}.weight"),
+                vec![d_out, d_in],
+                &mut rng,
+            ));
+            tensors.push(constant(format!("{name}.bias"), vec![d_out], 0.0));
+        }
+        norms(&format!("{p}.attention.output.LayerNorm"), &mut tensors);
+        norms(&format!("{p}.output.LayerNorm"), &mut tensors);
+    }
+    crate::safetensors_io::write_f32(&tensors)
+}
+
+fn param_values<const D: usize>(param: &Param<Tensor<D>>) -> Result<(Vec<usize>, Vec<f32>)> {
+    let t = param.val();
+    let shape = t.dims().to_vec();
+    let values = t
+        .into_data()
+        .convert::<f32>()
+        .try_into_vec::<f32>()
+        .map_err(|e| EngineError::Invalid(format!("reading weights back: {e:?}")))?;
+    Ok((shape, values))
+}
+
+fn push_param<const D: usize>(
+    out: &mut Vec<NamedTensor>,
+    name: &str,
+    param: &Param<Tensor<D>>,
+) -> Result<()> {
+    let (shape, values) = param_values(param)?;
+    out.push((name.to_string(), shape, values));
+    Ok(())
+}
+
+fn push_linear(out: &mut Vec<NamedTensor>, name: &str, linear: &Linear) -> Result<()> {
+    // burn stores [in, out]; PyTorch [out, in].
+    let (shape, values) = param_values(&linear.weight)?;
+    let (d_in, d_out) = (shape[0], shape[1]);
+    let mut t = vec![0.0f32; values.len()];
+    for i in 0..d_in {
+        for o in 0..d_out {
+            t[o * d_in + i] = values[i * d_out + o];
+        }
+    }
+    out.push((format!("{name}.weight"), vec![d_out, d_in], t));
+    if let Some(bias) = &linear.bias {
+        push_param(out, &format!("{name}.bias"), bias)?;
+    }
+    Ok(())
+}
+
+fn push_norm(out: &mut Vec<NamedTensor>, name: &str, norm: &LayerNorm) -> Result<()> {
+    push_param(out, &format!("{name}.weight"), &norm.gamma)?;
+    if let Some(beta) = &norm.beta {
+        push_param(out, &format!("{name}.bias"), beta)?;
+    }
+    Ok(())
 }

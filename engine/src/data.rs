@@ -87,7 +87,7 @@ pub fn parse_jsonl<T: DeserializeOwned>(text: &str, path: &Path) -> Result<Vec<T
     Ok(out)
 }
 
-fn json_problem(e: &serde_json::Error) -> String {
+pub(crate) fn json_problem(e: &serde_json::Error) -> String {
     let msg = e.to_string();
     // serde appends " at line 1 column N"; the line is ours, keep the column.
     match msg.rfind(" at line ") {

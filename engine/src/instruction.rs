@@ -106,27 +106,32 @@ pub struct CrossAttentionInteraction {
 
 const CROSS_NAMES: [&str; 3] = ["w_i", "w_q1", "w_q2"];
 
+/// Stable parameter ids (see [`crate::bert::param_id`]), so optimiser state survives a reload.
+fn cross_param_id(name: &str) -> burn::module::ParamId {
+    crate::bert::param_id(&format!("cross_attention.{name}.weight"))
+}
+
 impl CrossAttentionInteraction {
     /// A module whose three projections are the identity: before training, the output is a
     /// similarity-weighted mixture of the query's token states.
     pub fn identity(dim: usize, device: &Device) -> Self {
-        let eye = || {
+        let eye = |name: &str| {
             let mut v = vec![0.0f32; dim * dim];
             for i in 0..dim {
                 v[i * dim + i] = 1.0;
             }
             Linear {
-                weight: Param::from_tensor(Tensor::from_data(
-                    TensorData::new(v, [dim, dim]),
-                    device,
-                )),
+                weight: Param::initialized(
+                    cross_param_id(name),
+                    Tensor::from_data(TensorData::new(v, [dim, dim]), device),
+                ),
                 bias: None,
             }
         };
         CrossAttentionInteraction {
-            w_i: eye(),
-            w_q1: eye(),
-            w_q2: eye(),
+            w_i: eye(CROSS_NAMES[0]),
+            w_q1: eye(CROSS_NAMES[1]),
+            w_q2: eye(CROSS_NAMES[2]),
         }
     }
 
@@ -142,7 +147,7 @@ impl CrossAttentionInteraction {
         let load = |name: &str| -> Result<Linear> {
             let w = r.tensor(&format!("{name}.weight"), [dim, dim])?.transpose();
             Ok(Linear {
-                weight: Param::from_tensor(w),
+                weight: Param::initialized(cross_param_id(name), w),
                 bias: None,
             })
         };

@@ -14,7 +14,11 @@
 //! * [`data`] and [`demo`]: the shared data formats and the built-in demo set;
 //! * [`metrics`]: every evaluation metric (trec_eval-exact standard metrics, p-MRR, WISE,
 //!   SICR, INSTFOL, significance tests), one implementation for CLI, trainer and browser;
-//! * [`evaluation`]: from an evaluation set and an encoder to one run per mode.
+//! * [`evaluation`]: from an evaluation set and an encoder to one run per mode;
+//! * [`training`]: what fine-tuning needs that is not a training loop: the training-record
+//!   formats, batches that keep siblings and dual views together, and every contrastive
+//!   objective (InF-Embed's univariate and multivariate losses, InfoNCE) as tensor code;
+//! * [`rng`]: the one seedable random generator.
 //!
 //! The encoder runs on [burn](https://burn.dev): tensors carry a runtime `Device`, so the same
 //! functions serve every backend; only the device value differs.
@@ -33,8 +37,10 @@ pub mod instruction;
 pub mod metrics;
 pub mod model_files;
 pub mod retrieval;
+pub mod rng;
 pub mod safetensors_io;
 pub mod tokenize;
+pub mod training;
 
 pub use backend::BackendKind;
 pub use burn::tensor::Device;

@@ -111,13 +111,18 @@ impl ModelFiles {
         Ok(model)
     }
 
+    /// Adds or replaces the file `name` (e.g. trained weights).
+    pub fn insert(&mut self, name: impl Into<String>, bytes: Vec<u8>) {
+        self.files.insert(name.into(), bytes);
+    }
+
     /// The bytes of `name`, if present.
     pub fn get(&self, name: &str) -> Option<&[u8]> {
         self.files.get(name).map(|v| v.as_slice())
     }
 
     /// The bytes of a required file, or a [`EngineError::MissingModelFile`] error.
-    pub(crate) fn required(&self, name: &str, what: &'static str) -> Result<&[u8]> {
+    pub fn required(&self, name: &str, what: &'static str) -> Result<&[u8]> {
         self.get(name).ok_or_else(|| EngineError::MissingModelFile {
             path: self.path_of(name),
             what,

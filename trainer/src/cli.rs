@@ -30,6 +30,25 @@ pub enum Command {
     Eval(EvalArgs),
     /// Copy a model folder (the files the engine reads), optionally with F16 weights for the web.
     Export(ExportArgs),
+    /// Fine-tune an encoder to follow instructions (InF-Embed objectives, InfoNCE, dual views).
+    Train(TrainArgs),
+}
+
+/// `trainer train`: every setting comes from `--config FILE` (JSON), overridden by the flags
+/// below; the defaults are shown with each flag.
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// JSON file with any of the settings below (missing ones take their defaults).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Continue the run in --output from its newest checkpoint (exactly where it stopped).
+    #[arg(long)]
+    pub resume: bool,
+    /// Skip malformed training records (counted and reported) instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_records: bool,
+    #[command(flatten)]
+    pub overrides: crate::train::config::TrainOverrides,
 }
 
 /// `trainer export`.

@@ -9,8 +9,9 @@ mod eval;
 mod judge;
 mod progress;
 mod search;
+mod train;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 /// `trainer export`: the model's files, weights optionally in F16.
 fn export(args: cli::ExportArgs) -> anyhow::Result<()> {
@@ -25,8 +26,25 @@ fn export(args: cli::ExportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The command line, with each `train` setting's default appended to its help.
+fn command() -> clap::Command {
+    cli::Cli::command().mut_subcommand("train", |mut train| {
+        for (name, value) in train::config::TrainConfig::default_values() {
+            let id = name.replace('-', "_");
+            train = train.mut_arg(id, |arg| {
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                arg.help(format!("{help} [default: {value}]"))
+            });
+        }
+        train
+    })
+}
+
 fn main() {
-    let args = cli::Cli::parse();
+    let args = match cli::Cli::from_arg_matches(&command().get_matches()) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
     let result = match args.command {
         cli::Command::Embed(a) => embed::run(a),
         cli::Command::Index(a) => search::index(a),
@@ -34,6 +52,7 @@ fn main() {
         cli::Command::Demo(a) => demo::run(a),
         cli::Command::Eval(a) => eval::run(a),
         cli::Command::Export(a) => export(a),
+        cli::Command::Train(a) => train::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

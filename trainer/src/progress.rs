@@ -14,3 +14,15 @@ pub fn bar(total: usize, what: &str) -> ProgressBar {
     );
     bar
 }
+
+/// The training bar: steps, loss and pairs/s (in the message), ETA.
+pub fn train_bar(total_steps: usize) -> ProgressBar {
+    let bar = ProgressBar::new(total_steps as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} training {bar:30} step {pos}/{len} {msg} (eta {eta})",
+        )
+        .expect("valid template"),
+    );
+    bar
+}

@@ -179,3 +179,129 @@ pub fn eval(queries: usize, docs: usize) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Writes `n` instruction-negative records (one hard negative each) from real passages: the
+/// MS MARCO subset when `../shared/data` is present, else the demo corpus. Query = the
+/// passage's first words, positive = the passage, negative = the next passage.
+pub fn training_records(path: &std::path::Path, n: usize) -> anyhow::Result<()> {
+    let shared = root().join("../shared/data/msmarco-subset/corpus.jsonl");
+    let source = if shared.is_file() {
+        std::fs::read_to_string(&shared)?
+    } else {
+        println!("training records: ../shared/data is absent; using the demo corpus (SKIPPED: MS MARCO passages)");
+        std::fs::read_to_string(root().join("engine/demo/corpus.jsonl"))?
+    };
+    let passages: Vec<String> = source
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["text"].as_str().map(str::to_string))
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    anyhow::ensure!(
+        passages.len() > 1,
+        "no passages to build training records from"
+    );
+    let mut f = std::fs::File::create(path)?;
+    for i in 0..n {
+        let p = &passages[i % passages.len()];
+        let q: String = p.split_whitespace().take(8).collect::<Vec<_>>().join(" ");
+        let record = serde_json::json!({
+            "query": q,
+            "instruction": "Find a passage that answers this, with concrete facts.",
+            "positive": p,
+            "negatives": [passages[(i + 1) % passages.len()]],
+            "instruction_negatives": [],
+        });
+        writeln!(f, "{record}")?;
+    }
+    Ok(())
+}
+
+/// `cargo xtask bench-train`: training throughput (pairs/s) of `trainer train --loss infonce`
+/// against sentence-transformers' MultipleNegativesRankingLoss on the same records, model,
+/// batch and sequence lengths, in the same run.
+pub fn train(
+    batch: usize,
+    steps: usize,
+    query_len: usize,
+    passage_len: usize,
+    device: &str,
+) -> anyhow::Result<()> {
+    let model_dir = model::fetch_default()?;
+    let records = std::env::temp_dir().join("ifir-bench-train.jsonl");
+    training_records(&records, batch * steps)?;
+    let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
+    let out = std::env::temp_dir().join(format!("ifir-bench-train-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.args(["run", "--quiet", "--release", "-p", "trainer"]);
+    if device != "cpu" {
+        cargo.args(["--features", &format!("engine/{device}")]);
+    }
+    let status = cargo
+        .args([
+            "--",
+            "train",
+            "--loss",
+            "infonce",
+            "--warmup-ratio",
+            "0",
+            "--checkpoint-every",
+            "0",
+        ])
+        .arg("--model")
+        .arg(&model_dir)
+        .arg("--data")
+        .arg(&records)
+        .arg("--output")
+        .arg(&out)
+        .args([
+            "--batch-size",
+            &batch.to_string(),
+            "--max-steps",
+            &steps.to_string(),
+        ])
+        .args([
+            "--query-max-length",
+            &query_len.to_string(),
+            "--passage-max-length",
+            &passage_len.to_string(),
+        ])
+        .args(["--device", device])
+        .current_dir(root())
+        .status()?;
+    anyhow::ensure!(status.success(), "trainer train failed");
+    // pairs/s over the steps after the first (the same convention as the Python side).
+    let log = std::fs::read_to_string(out.join("metrics.jsonl"))?;
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| v["loss"].is_number())
+        .collect();
+    anyhow::ensure!(lines.len() >= 2, "too few steps logged");
+    let secs = lines.last().unwrap()["elapsed_s"].as_f64().unwrap_or(0.0)
+        - lines[0]["elapsed_s"].as_f64().unwrap_or(0.0);
+    let pairs = (batch * (lines.len() - 1)) as f64;
+    let ours = pairs / secs;
+    let st = capture(
+        Command::new(&python)
+            .arg(root().join("trainer/benches/st_train_throughput.py"))
+            .arg(&model_dir)
+            .arg(&records)
+            .args([batch, steps, query_len, passage_len].map(|x| x.to_string())),
+    )?;
+    let theirs = st["pairs_per_s"].as_f64().unwrap_or(f64::NAN);
+    println!("\n| system | device | pairs/s |\n|---|---|---|");
+    println!("| trainer train --loss infonce | {device} | {ours:.2} |");
+    println!(
+        "| {} | cpu | {theirs:.2} |",
+        st["system"].as_str().unwrap_or("?")
+    );
+    println!(
+        "\ntrainer / sentence-transformers = {:.2}x (batch {batch} triplets, {steps} steps, max lengths {query_len}/{passage_len}, {} cores)",
+        ours / theirs,
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    );
+    let _ = std::fs::remove_dir_all(&out);
+    Ok(())
+}

@@ -73,6 +73,26 @@ enum Cmd {
         #[arg(long, default_value_t = 32)]
         batch_size: usize,
     },
+    /// Training throughput: `trainer train` vs sentence-transformers' MNRL training, same records.
+    BenchTrain {
+        /// Triplets per step for both systems.
+        #[arg(long, default_value_t = 16)]
+        batch_size: usize,
+        /// Optimiser steps (the first is excluded from the timing).
+        #[arg(long, default_value_t = 6)]
+        steps: usize,
+        /// Token limit of instruction + query.
+        #[arg(long, default_value_t = 64)]
+        query_max_length: usize,
+        /// Token limit of passages.
+        #[arg(long, default_value_t = 256)]
+        passage_max_length: usize,
+        /// Device of the trainer (cpu, wgpu, vulkan, cuda).
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
+    /// Check that sentence-transformers loads a model written by `trainer train` (after `test`).
+    StCompat,
     /// Evaluate the default model on every set at hand (with and without instructions) into RESULTS.md.
     Results,
     /// Evaluation speed: this engine vs ranx and pytrec_eval on the same run and qrels files.
@@ -103,6 +123,20 @@ fn main() {
         } => bench::run(passages, batch_size),
         Cmd::BenchEval { queries, docs } => bench::eval(queries, docs),
         Cmd::Results => tasks::results(),
+        Cmd::BenchTrain {
+            batch_size,
+            steps,
+            query_max_length,
+            passage_max_length,
+            device,
+        } => bench::train(
+            batch_size,
+            steps,
+            query_max_length,
+            passage_max_length,
+            &device,
+        ),
+        Cmd::StCompat => tasks::st_compat(),
     };
     if let Err(e) = result {
         eprintln!("xtask error: {e:#}");

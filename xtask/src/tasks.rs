@@ -117,6 +117,8 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
         println!("note: no Vulkan driver; the GPU backend test will print SKIPPED");
     }
     run(&mut tests)?;
+    step("sentence-transformers loads a model written by trainer train (venv from PyPI)");
+    st_compat()?;
     // The web demo builds the engine for wasm32 with both browser backends (CPU and WebGPU),
     // then headless Chromium runs it against the native engine.
     step("web demo: build (wasm32, CPU + WebGPU) and end-to-end test in headless Chromium");
@@ -125,6 +127,82 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
         "\nall checks passed in {:.1} min",
         started.elapsed().as_secs_f64() / 60.0
     );
+    Ok(())
+}
+
+/// `cargo xtask st-compat`: fine-tunes the default model for two steps with the test build's
+/// `trainer train`, embeds texts with `trainer embed`, and has sentence-transformers load the
+/// written folder and embed the same texts (every cosine >= 0.9999, in
+/// `trainer/tests/st_load.py`).
+pub fn st_compat() -> anyhow::Result<()> {
+    let model_dir = model::fetch_default()?;
+    let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let trainer = target.join("debug/trainer");
+    if !trainer.is_file() {
+        run(cargo().args([
+            "build",
+            "--workspace",
+            "--features",
+            "engine/wgpu",
+            "--bin",
+            "trainer",
+        ]))?;
+    }
+    let work = std::env::temp_dir().join(format!("ifir-st-compat-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    let records = work.join("train.jsonl");
+    crate::bench::training_records(&records, 8)?;
+    run(Command::new(&trainer)
+        .arg("train")
+        .arg("--model")
+        .arg(&model_dir)
+        .arg("--data")
+        .arg(&records)
+        .arg("--output")
+        .arg(work.join("run"))
+        .args([
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "2",
+            "--lr",
+            "1e-4",
+            "--passage-max-length",
+            "128",
+        ]))?;
+    let texts = work.join("texts.jsonl");
+    let sample = [
+        "how do solar panels work",
+        "Only forum posts from home bakers. sourdough starter",
+        "Ünïcödé, 数据, emoji 🎉 and a [SEP] token",
+        "A long passage about marathon training plans that repeat themselves. ",
+    ];
+    let lines: Vec<String> = sample
+        .iter()
+        .enumerate()
+        .map(|(i, t)| serde_json::json!({"_id": format!("t{i}"), "text": t.repeat(if i == 3 { 40 } else { 1 })}).to_string())
+        .collect();
+    std::fs::write(&texts, lines.join("\n") + "\n")?;
+    let embeddings = work.join("embeddings.jsonl");
+    let trained = work.join("run/model");
+    run(Command::new(&trainer)
+        .arg("embed")
+        .arg("--model")
+        .arg(&trained)
+        .arg("--input")
+        .arg(&texts)
+        .arg("--output")
+        .arg(&embeddings))?;
+    run(Command::new(python)
+        .arg(root().join("trainer/tests/st_load.py"))
+        .arg(&trained)
+        .arg(&texts)
+        .arg(&embeddings))?;
+    let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }
 

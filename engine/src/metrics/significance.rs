@@ -93,14 +93,14 @@ pub fn randomization_test_sampled(
     seed: u64,
 ) -> TestResult {
     let (d, mean, threshold) = sign_flip_setup(a, b);
-    let mut rng = SplitMix64(seed);
+    let mut rng = crate::rng::SplitMix64::new(seed);
     let mut hits = 0usize;
     for _ in 0..permutations {
         let mut s = 0.0;
         let mut bits = 0u64;
         for (i, x) in d.iter().enumerate() {
             if i % 64 == 0 {
-                bits = rng.next();
+                bits = rng.next_u64();
             }
             s += if bits >> (i % 64) & 1 == 1 { -x } else { *x };
         }
@@ -123,19 +123,6 @@ fn sign_flip_setup(a: &[f64], b: &[f64]) -> (Vec<f64>, f64, f64) {
     let mean = observed / d.len().max(1) as f64;
     let threshold = observed.abs() - 1e-12 * (1.0 + d.iter().map(|x| x.abs()).sum::<f64>());
     (d, mean, threshold)
-}
-
-/// A small, fast, seedable generator (SplitMix64); enough for sign flips.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 fn ln_gamma(x: f64) -> f64 {

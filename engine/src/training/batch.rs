@@ -1,0 +1,231 @@
+//! From records to what one training step encodes: tuples, the epoch order, and the
+//! [`BatchLayout`] that every objective reads.
+//!
+//! Records are flattened into tuples `(instruction, query, positive, negatives)`: an InF-IR
+//! record gives its three sibling tuples (I+,Q+,P+), (I-,Q+,P1-), (I+,Q-,P2-); an
+//! instruction-negative record gives its original view and, with `instruction_reversed`, the
+//! reversed view (the first instruction negative becomes the positive, the original positive a
+//! negative). Batches are whole records, so siblings and both views always share a batch.
+//!
+//! The layout deduplicates texts: each distinct instruction, query, passage and (instruction,
+//! query) pair is encoded once and remembers how many tuples use it. Deduplication is what the
+//! seeds' masking rule needs (an entry equal to the positive is the positive), and the counts
+//! give back the paper's literal sums where a flag asks for them.
+
+use std::collections::HashMap;
+
+use crate::rng::SplitMix64;
+use crate::training::records::TrainingRecord;
+
+/// One (instruction, query) with its positive passage and hard negatives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrainingTuple {
+    /// The instruction ("" for the query alone).
+    pub instruction: String,
+    /// The query.
+    pub query: String,
+    /// The passage relevant to instruction + query.
+    pub positive: String,
+    /// Hard negatives (instruction negatives first).
+    pub negatives: Vec<String>,
+}
+
+impl TrainingRecord {
+    /// The record's tuples, each keeping at most `max_negatives` hard negatives.
+    pub fn tuples(&self, max_negatives: usize) -> Vec<TrainingTuple> {
+        match self {
+            TrainingRecord::InfIr(r) => vec![
+                TrainingTuple {
+                    instruction: r.instruction_positive.clone(),
+                    query: r.query_positive.clone(),
+                    positive: r.document_positive.clone(),
+                    negatives: Vec::new(),
+                },
+                TrainingTuple {
+                    instruction: r.instruction_negative.clone(),
+                    query: r.query_positive.clone(),
+                    positive: r.hard_negative_document_1.clone(),
+                    negatives: Vec::new(),
+                },
+                TrainingTuple {
+                    instruction: r.instruction_positive.clone(),
+                    query: r.query_negative.clone(),
+                    positive: r.hard_negative_document_2.clone(),
+                    negatives: Vec::new(),
+                },
+            ],
+            TrainingRecord::InstructionNegative(r) => {
+                let original = TrainingTuple {
+                    instruction: r.instruction.clone(),
+                    query: r.query.clone(),
+                    positive: r.positive.clone(),
+                    negatives: r
+                        .instruction_negatives
+                        .iter()
+                        .chain(&r.negatives)
+                        .take(max_negatives)
+                        .cloned()
+                        .collect(),
+                };
+                let mut out = vec![original];
+                if let Some(reversed) = &r.instruction_reversed {
+                    out.push(TrainingTuple {
+                        instruction: reversed.clone(),
+                        query: r.query.clone(),
+                        positive: r.instruction_negatives[0].clone(),
+                        negatives: std::iter::once(&r.positive)
+                            .chain(&r.instruction_negatives[1..])
+                            .chain(&r.negatives)
+                            .take(max_negatives)
+                            .cloned()
+                            .collect(),
+                    });
+                }
+                out
+            }
+        }
+    }
+}
+
+/// The record order of one epoch: a seeded shuffle, a pure function of `(seed, epoch)` so a
+/// resumed run replays exactly the batches an uninterrupted one would.
+pub fn epoch_order(records: usize, seed: u64, epoch: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..records).collect();
+    SplitMix64::for_stream(seed, epoch).shuffle(&mut order);
+    order
+}
+
+/// Indices of one tuple into the layout's deduplicated lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TupleIndex {
+    /// Into [`BatchLayout::instructions`].
+    pub instruction: usize,
+    /// Into [`BatchLayout::queries`].
+    pub query: usize,
+    /// Into [`BatchLayout::pairs`]: the tuple's own (instruction, query).
+    pub pair: usize,
+    /// Into [`BatchLayout::passages`].
+    pub positive: usize,
+    /// Into [`BatchLayout::passages`].
+    pub negatives: Vec<usize>,
+}
+
+/// Everything one step encodes, deduplicated, and how the tuples refer to it.
+#[derive(Debug, Clone, Default)]
+pub struct BatchLayout {
+    /// Distinct instructions.
+    pub instructions: Vec<String>,
+    /// Distinct queries.
+    pub queries: Vec<String>,
+    /// Distinct passages (positives and negatives).
+    pub passages: Vec<String>,
+    /// Distinct (instruction, query) pairs to encode. The first [`BatchLayout::tuple_pairs`]
+    /// are the tuples' own pairs; the rest are the cross pairs of the I block.
+    pub pairs: Vec<(usize, usize)>,
+    /// How many of `pairs` are tuple pairs.
+    pub tuple_pairs: usize,
+    /// The tuples.
+    pub tuples: Vec<TupleIndex>,
+    /// How many tuples use each passage (as positive or negative).
+    pub passage_count: Vec<u32>,
+    /// How many tuples use each instruction.
+    pub instruction_count: Vec<u32>,
+    /// How many tuples use each tuple pair.
+    pub pair_count: Vec<u32>,
+    /// The instructions of the I block (every one, or a seeded sample that always keeps each
+    /// tuple's own instruction).
+    pub instruction_block: Vec<usize>,
+    pair_of: HashMap<(usize, usize), usize>,
+}
+
+fn intern(list: &mut Vec<String>, map: &mut HashMap<String, usize>, text: &str) -> usize {
+    if let Some(&i) = map.get(text) {
+        return i;
+    }
+    list.push(text.to_string());
+    map.insert(text.to_string(), list.len() - 1);
+    list.len() - 1
+}
+
+impl BatchLayout {
+    /// Lays out `tuples`. With `instruction_block`, the I block's cross pairs (every chosen
+    /// instruction joined with every query) are added; `instruction_fraction` < 1 keeps that
+    /// share of the other instructions (the reference code's `div_neg_batch`), drawn from `rng`.
+    pub fn new(
+        tuples: &[TrainingTuple],
+        instruction_block: bool,
+        instruction_fraction: f64,
+        rng: &mut SplitMix64,
+    ) -> Self {
+        let mut l = BatchLayout::default();
+        let (mut im, mut qm, mut pm) = (HashMap::new(), HashMap::new(), HashMap::new());
+        for t in tuples {
+            let instruction = intern(&mut l.instructions, &mut im, &t.instruction);
+            let query = intern(&mut l.queries, &mut qm, &t.query);
+            let positive = intern(&mut l.passages, &mut pm, &t.positive);
+            let negatives = t
+                .negatives
+                .iter()
+                .map(|n| intern(&mut l.passages, &mut pm, n))
+                .collect();
+            let next = l.pairs.len();
+            let pair = *l.pair_of.entry((instruction, query)).or_insert(next);
+            if pair == next {
+                l.pairs.push((instruction, query));
+            }
+            l.tuples.push(TupleIndex {
+                instruction,
+                query,
+                pair,
+                positive,
+                negatives,
+            });
+        }
+        l.tuple_pairs = l.pairs.len();
+        l.passage_count = vec![0; l.passages.len()];
+        l.instruction_count = vec![0; l.instructions.len()];
+        l.pair_count = vec![0; l.tuple_pairs];
+        for t in &l.tuples {
+            l.passage_count[t.positive] += 1;
+            for &n in &t.negatives {
+                l.passage_count[n] += 1;
+            }
+            l.instruction_count[t.instruction] += 1;
+            l.pair_count[t.pair] += 1;
+        }
+        if instruction_block {
+            let mut keep = vec![instruction_fraction >= 1.0; l.instructions.len()];
+            if instruction_fraction < 1.0 {
+                for k in keep.iter_mut() {
+                    *k = rng.uniform() < instruction_fraction;
+                }
+                for t in &l.tuples {
+                    keep[t.instruction] = true;
+                }
+            }
+            l.instruction_block = (0..l.instructions.len()).filter(|&j| keep[j]).collect();
+            for &j in &l.instruction_block.clone() {
+                for q in 0..l.queries.len() {
+                    let next = l.pairs.len();
+                    if *l.pair_of.entry((j, q)).or_insert(next) == next {
+                        l.pairs.push((j, q));
+                    }
+                }
+            }
+        }
+        l
+    }
+
+    /// The pair index of (instruction `j`, query `q`), if laid out.
+    pub fn pair(&self, j: usize, q: usize) -> Option<usize> {
+        self.pair_of.get(&(j, q)).copied()
+    }
+
+    /// The encoder input of every pair, through `join(instruction, query)`.
+    pub fn pair_texts(&self, join: impl Fn(&str, &str) -> String) -> Vec<String> {
+        self.pairs
+            .iter()
+            .map(|&(i, q)| join(&self.instructions[i], &self.queries[q]))
+            .collect()
+    }
+}

@@ -1,0 +1,320 @@
+//! The contrastive objectives (seeds-spec §2.5 and §3.4) as tensor code that runs on any burn
+//! device, autodiff included.
+//!
+//! For anchor tuple `i` with pair `iq_i = (I_i, Q_i)` and positive passage `p_i`, with
+//! `s(x, y)` the cosine divided by the temperature τ:
+//!
+//! * block **P**: `s(p_m, iq_i)` for every passage `m` of the batch (hard and in-batch
+//!   negatives);
+//! * block **I**: `s(p_i, (I_j, Q_i))` for every (sampled) instruction `j` of the batch;
+//! * block **IQ**: `s(p_i, iq_k)` for every tuple pair `k` of the batch.
+//!
+//! Univariate objectives sum one cross-entropy per retained block; multivariate objectives take
+//! one cross-entropy over the retained blocks joined. InfoNCE is block P with InfoNCE's
+//! temperature (0.02), over instruction-negative records with hard negatives.
+//!
+//! By default the positive appears exactly once and every other entry equal to it (the same
+//! instruction, query and passage texts, e.g. the I block's `(I+, Q+)` re-created by the
+//! sibling `(I+, Q-, P2-)`) is masked, and an exact duplicate negative counts once. With
+//! `literal`, every block is the paper's full marginal sum instead: the positive counted in
+//! each block and duplicates counted as often as they occur (seeds-spec §2.5 worked example:
+//! 0.14293, 0.41972, 0.45619, and 1.25890 literal).
+
+use std::fmt;
+use std::str::FromStr;
+
+use burn::tensor::{Int, Tensor, TensorData};
+
+use crate::error::{EngineError, Result};
+use crate::training::batch::BatchLayout;
+
+/// Additive bias of a masked entry: `exp` of it underflows to exactly zero.
+const MASKED: f32 = -1.0e9;
+
+/// One marginal block of InF-Embed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Factor {
+    /// Other passages against the anchor's (instruction, query).
+    P,
+    /// Other instructions joined with the anchor's query, against the anchor's passage.
+    I,
+    /// Other (instruction, query) pairs against the anchor's passage.
+    IQ,
+}
+
+/// A training objective.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Objective {
+    /// One cross-entropy per factor, summed (InF-Embed Objective I).
+    Univariate(Vec<Factor>),
+    /// One cross-entropy over the factors' blocks joined (InF-Embed Objective II).
+    Multivariate(Vec<Factor>),
+    /// InfoNCE with hard and in-batch negatives (the dual-view paper).
+    InfoNce,
+}
+
+impl Objective {
+    /// Every objective name the command line accepts.
+    pub const NAMES: [&'static str; 12] = [
+        "uni-p",
+        "uni-i",
+        "uni-iq",
+        "uni-p-i",
+        "uni-p-iq",
+        "uni-i-iq",
+        "uni-p-i-iq",
+        "multi-p-i",
+        "multi-p-iq",
+        "multi-i-iq",
+        "multi-p-i-iq",
+        "infonce",
+    ];
+
+    /// The factors whose blocks this objective reads.
+    pub fn factors(&self) -> &[Factor] {
+        match self {
+            Objective::Univariate(f) | Objective::Multivariate(f) => f,
+            Objective::InfoNce => &[Factor::P],
+        }
+    }
+
+    /// Whether the I block's cross pairs must be encoded.
+    pub fn needs_instruction_block(&self) -> bool {
+        self.factors().contains(&Factor::I)
+    }
+
+    /// The seeds' temperature for this objective: 0.02 for InfoNCE (dual-view paper), 0.05
+    /// for the InF-Embed objectives (reference code).
+    pub fn default_temperature(&self) -> f64 {
+        match self {
+            Objective::InfoNce => 0.02,
+            _ => 0.05,
+        }
+    }
+}
+
+impl FromStr for Objective {
+    type Err = EngineError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let lower = s.to_ascii_lowercase();
+        if lower == "infonce" {
+            return Ok(Objective::InfoNce);
+        }
+        let bad = || {
+            EngineError::Invalid(format!(
+                "unknown loss '{s}': use one of {}",
+                Objective::NAMES.join(", ")
+            ))
+        };
+        let mut parts = lower.split('-');
+        let kind = parts.next().ok_or_else(bad)?;
+        let mut factors = Vec::new();
+        for p in parts {
+            let f = match p {
+                "p" => Factor::P,
+                "i" => Factor::I,
+                "iq" => Factor::IQ,
+                _ => return Err(bad()),
+            };
+            if factors.contains(&f) {
+                return Err(bad());
+            }
+            factors.push(f);
+        }
+        // Canonical order P, I, IQ, as in the names.
+        factors.sort_by_key(|f| *f as u8);
+        let objective = match kind {
+            "uni" if !factors.is_empty() => Objective::Univariate(factors),
+            "multi" if factors.len() >= 2 => Objective::Multivariate(factors),
+            _ => return Err(bad()),
+        };
+        if !Objective::NAMES.contains(&objective.to_string().as_str()) {
+            return Err(bad());
+        }
+        Ok(objective)
+    }
+}
+
+impl fmt::Display for Objective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (kind, factors) = match self {
+            Objective::InfoNce => return f.write_str("infonce"),
+            Objective::Univariate(x) => ("uni", x),
+            Objective::Multivariate(x) => ("multi", x),
+        };
+        f.write_str(kind)?;
+        for factor in factors {
+            f.write_str(match factor {
+                Factor::P => "-p",
+                Factor::I => "-i",
+                Factor::IQ => "-iq",
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// An objective with its settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loss {
+    /// Which objective.
+    pub objective: Objective,
+    /// τ: cosines are divided by it.
+    pub temperature: f64,
+    /// The paper's literal sums (see the module docs) instead of positive-once masking.
+    pub literal: bool,
+}
+
+/// One logit entry: a flat index into the score matrix and an additive bias.
+type Entry = (usize, f32);
+
+impl Loss {
+    /// An objective at its default temperature, masking duplicates.
+    pub fn new(objective: Objective) -> Self {
+        let temperature = objective.default_temperature();
+        Loss {
+            objective,
+            temperature,
+            literal: false,
+        }
+    }
+
+    /// The mean loss over the batch's anchors, a one-element tensor. `scores` are the cosines
+    /// `[layout.pairs.len(), layout.passages.len()]` (pair embeddings times passage embeddings,
+    /// both L2-normalised).
+    pub fn forward(&self, scores: Tensor<2>, layout: &BatchLayout) -> Tensor<1> {
+        self.per_anchor(scores, layout).mean()
+    }
+
+    /// The loss of each anchor tuple, `[layout.tuples.len()]`.
+    pub fn per_anchor(&self, scores: Tensor<2>, layout: &BatchLayout) -> Tensor<1> {
+        let [n_pairs, n_passages] = scores.dims();
+        let flat = scores.reshape([n_pairs * n_passages]);
+        let at = |pair: usize, passage: usize| pair * n_passages + passage;
+        let targets: Vec<usize> = layout
+            .tuples
+            .iter()
+            .map(|t| at(t.pair, t.positive))
+            .collect();
+        match &self.objective {
+            Objective::Univariate(factors) => {
+                let mut total: Option<Tensor<1>> = None;
+                for &factor in factors {
+                    let rows = (0..layout.tuples.len())
+                        .map(|i| self.block(factor, i, layout, true, &at))
+                        .collect();
+                    let ce = self.cross_entropy(flat.clone(), rows, &targets);
+                    total = Some(match total {
+                        Some(t) => t + ce,
+                        None => ce,
+                    });
+                }
+                total.expect("an objective has at least one factor")
+            }
+            Objective::Multivariate(factors) => {
+                let rows = (0..layout.tuples.len())
+                    .map(|i| {
+                        factors
+                            .iter()
+                            .enumerate()
+                            .flat_map(|(b, &factor)| self.block(factor, i, layout, b == 0, &at))
+                            .collect()
+                    })
+                    .collect();
+                self.cross_entropy(flat, rows, &targets)
+            }
+            Objective::InfoNce => {
+                let rows = (0..layout.tuples.len())
+                    .map(|i| self.block(Factor::P, i, layout, true, &at))
+                    .collect();
+                self.cross_entropy(flat, rows, &targets)
+            }
+        }
+    }
+
+    /// The entries of one block for anchor `i`. `keep_positive`: whether this block holds the
+    /// row's one positive (otherwise its copy is masked, unless literal).
+    fn block(
+        &self,
+        factor: Factor,
+        i: usize,
+        l: &BatchLayout,
+        keep_positive: bool,
+        at: &dyn Fn(usize, usize) -> usize,
+    ) -> Vec<Entry> {
+        let t = &l.tuples[i];
+        // (flat index, how many tuples it stands for, is it the positive)
+        let raw: Vec<(usize, u32, bool)> = match factor {
+            Factor::P => (0..l.passages.len())
+                .map(|m| (at(t.pair, m), l.passage_count[m], m == t.positive))
+                .collect(),
+            Factor::I => l
+                .instruction_block
+                .iter()
+                .map(|&j| {
+                    let pair = l
+                        .pair(j, t.query)
+                        .expect("the layout holds every I-block pair");
+                    (
+                        at(pair, t.positive),
+                        l.instruction_count[j],
+                        j == t.instruction,
+                    )
+                })
+                .collect(),
+            Factor::IQ => (0..l.tuple_pairs)
+                .map(|k| (at(k, t.positive), l.pair_count[k], k == t.pair))
+                .collect(),
+        };
+        raw.into_iter()
+            .map(|(index, count, positive)| {
+                let bias = if self.literal {
+                    (count.max(1) as f32).ln()
+                } else if positive && !keep_positive {
+                    MASKED
+                } else {
+                    0.0
+                };
+                (index, bias)
+            })
+            .collect()
+    }
+
+    /// Mean over rows of `logsumexp(row / τ + bias) - target / τ`, one value per row.
+    fn cross_entropy(
+        &self,
+        flat: Tensor<1>,
+        rows: Vec<Vec<Entry>>,
+        targets: &[usize],
+    ) -> Tensor<1> {
+        let device = flat.device();
+        let n = rows.len();
+        let width = rows.iter().map(|r| r.len()).max().unwrap_or(1).max(1);
+        let mut index = vec![0i64; n * width];
+        let mut bias = vec![MASKED; n * width];
+        for (r, row) in rows.iter().enumerate() {
+            for (c, &(i, b)) in row.iter().enumerate() {
+                index[r * width + c] = i as i64;
+                bias[r * width + c] = b;
+            }
+        }
+        let index = Tensor::<1, Int>::from_data(TensorData::new(index, [n * width]), &device);
+        let bias = Tensor::<2>::from_data(TensorData::new(bias, [n, width]), &device);
+        let target_index = Tensor::<1, Int>::from_data(
+            TensorData::new(targets.iter().map(|&t| t as i64).collect(), [n]),
+            &device,
+        );
+        let scale = 1.0 / self.temperature;
+        let logits = flat
+            .clone()
+            .select(0, index)
+            .reshape([n, width])
+            .mul_scalar(scale)
+            + bias;
+        let max = logits.clone().max_dim(1).detach();
+        let lse = (logits - max.clone()).exp().sum_dim(1).log() + max;
+        let target = flat.select(0, target_index).mul_scalar(scale);
+        lse.reshape([n]) - target
+    }
+}

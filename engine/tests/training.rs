@@ -1,0 +1,502 @@
+//! Training support: record formats, batching, and every objective against the seeds' worked
+//! values, against an independent f64 implementation of the formulas, and (gradients) against
+//! finite differences of that implementation.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+
+use burn::tensor::{Tensor, TensorData};
+use engine::rng::SplitMix64;
+use engine::training::{
+    epoch_order, BatchLayout, Loss, Objective, RecordFile, TrainingRecord, TrainingTuple,
+};
+use engine::Device;
+
+fn tuple(i: &str, q: &str, p: &str, negatives: &[&str]) -> TrainingTuple {
+    TrainingTuple {
+        instruction: i.into(),
+        query: q.into(),
+        positive: p.into(),
+        negatives: negatives.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn inf_ir_record() -> TrainingRecord {
+    TrainingRecord::parse(
+        r#"{"query_positive":"Q+","instruction_positive":"I+","document":"P+",
+            "instruction_negative":"I-","hard_negative_document_1":"P1-",
+            "query_negative":"Q-","hard_negative_document_2":"P2-","extra":1}"#
+            .replace('\n', " ")
+            .as_str(),
+    )
+    .unwrap()
+}
+
+fn values(t: Tensor<1>) -> Vec<f32> {
+    t.into_data()
+        .convert::<f32>()
+        .try_into_vec::<f32>()
+        .unwrap()
+}
+
+/// seeds-spec §2.5 worked example: τ = 0.05, anchor t0 of one InF-IR record.
+#[test]
+fn worked_example_values() {
+    let tuples = inf_ir_record().tuples(0);
+    assert_eq!(tuples.len(), 3);
+    let layout = BatchLayout::new(&tuples, true, 1.0, &mut SplitMix64::new(0));
+    // pairs: (I+,Q+), (I-,Q+), (I+,Q-), then the cross pair (I-,Q-).
+    assert_eq!(layout.pairs.len(), 4);
+    assert_eq!(layout.passages, vec!["P+", "P1-", "P2-"]);
+    let iq = |i: &str, q: &str| {
+        let j = layout.instructions.iter().position(|x| x == i).unwrap();
+        let k = layout.queries.iter().position(|x| x == q).unwrap();
+        layout.pair(j, k).unwrap()
+    };
+    let mut s = vec![0.1f32; 4 * 3];
+    s[iq("I+", "Q+") * 3] = 0.80; // cos(P+, iq00)
+    s[iq("I+", "Q+") * 3 + 1] = 0.70; // cos(P1-, iq00)
+    s[iq("I+", "Q+") * 3 + 2] = 0.60; // cos(P2-, iq00)
+    s[iq("I-", "Q+") * 3] = 0.75; // cos(P+, iq11)
+    let device = Device::flex();
+    let scores = Tensor::<2>::from_data(TensorData::new(s, [4, 3]), &device);
+    let anchor0 = |name: &str, literal: bool| {
+        let mut loss = Loss::new(name.parse().unwrap());
+        loss.literal = literal;
+        values(loss.per_anchor(scores.clone(), &layout))[0] as f64
+    };
+    let close = |a: f64, b: f64| assert!((a - b).abs() < 2e-5, "{a} vs {b}");
+    close(anchor0("uni-p", false), 0.14293);
+    close(anchor0("multi-p-i", false), 0.41972);
+    close(anchor0("uni-p-i", false), 0.45619);
+    close(anchor0("multi-p-i", true), 1.25890);
+    // InfoNCE is block P at its own temperature.
+    let mut nce = Loss::new(Objective::InfoNce);
+    nce.temperature = 0.05;
+    close(
+        values(nce.per_anchor(scores.clone(), &layout))[0] as f64,
+        0.14293,
+    );
+}
+
+#[test]
+fn objective_names_round_trip_and_bad_names_fail() {
+    for name in Objective::NAMES {
+        let o: Objective = name.parse().unwrap();
+        assert_eq!(o.to_string(), name);
+    }
+    assert_eq!(
+        "uni-i-p".parse::<Objective>().unwrap().to_string(),
+        "uni-p-i"
+    );
+    for bad in ["multi-p", "uni", "uni-x", "uni-p-p", "nce", ""] {
+        let e = bad.parse::<Objective>().unwrap_err().to_string();
+        assert!(e.contains("unknown loss"), "{bad}: {e}");
+    }
+    assert_eq!(Objective::InfoNce.default_temperature(), 0.02);
+    assert_eq!(Loss::new("multi-p-i".parse().unwrap()).temperature, 0.05);
+}
+
+// ---------------------------------------------------------------------------------------
+// An independent f64 implementation, written from the formulas over tuples and texts (no
+// deduplicated layout), for the comparison and the finite differences.
+
+type Vecs = std::collections::HashMap<String, Vec<f64>>;
+
+fn cos(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (na * nb)
+}
+
+/// Mean loss over anchors. `pair_vec(i, q)` and `passage_vec(p)` give raw embeddings.
+fn reference_loss(
+    tuples: &[TrainingTuple],
+    objective: &str,
+    tau: f64,
+    literal: bool,
+    join: &dyn Fn(&str, &str) -> String,
+    vecs: &Vecs,
+) -> f64 {
+    let s = |i: &str, q: &str, p: &str| cos(&vecs[&join(i, q)], &vecs[p]) / tau;
+    let (multi, factors): (bool, Vec<&str>) = if objective == "infonce" {
+        (false, vec!["p"])
+    } else {
+        let mut parts = objective.split('-');
+        let multi = parts.next() == Some("multi");
+        (multi, parts.collect())
+    };
+    // Occurrences of passages in the batch: positives and negatives of every tuple.
+    let passages: Vec<&str> = tuples
+        .iter()
+        .flat_map(|t| {
+            std::iter::once(t.positive.as_str()).chain(t.negatives.iter().map(|n| n.as_str()))
+        })
+        .collect();
+    let mut total = 0.0;
+    for a in tuples {
+        let positive = (
+            a.instruction.as_str(),
+            a.query.as_str(),
+            a.positive.as_str(),
+        );
+        let pos = s(positive.0, positive.1, positive.2);
+        // Each block: the triples (instruction, query, passage) of its entries, with repeats.
+        let block = |f: &str| -> Vec<(String, String, String)> {
+            match f {
+                "p" => passages
+                    .iter()
+                    .map(|p| (a.instruction.clone(), a.query.clone(), p.to_string()))
+                    .collect(),
+                "i" => tuples
+                    .iter()
+                    .map(|t| (t.instruction.clone(), a.query.clone(), a.positive.clone()))
+                    .collect(),
+                _ => tuples
+                    .iter()
+                    .map(|t| (t.instruction.clone(), t.query.clone(), a.positive.clone()))
+                    .collect(),
+            }
+        };
+        let is_pos = |e: &(String, String, String)| {
+            e.0 == positive.0 && e.1 == positive.1 && e.2 == positive.2
+        };
+        // Denominator terms of one softmax over the given blocks.
+        let denominator = |blocks: &[&str]| -> f64 {
+            let mut sum = 0.0;
+            if literal {
+                for f in blocks {
+                    for e in block(f) {
+                        sum += s(&e.0, &e.1, &e.2).exp();
+                    }
+                }
+            } else {
+                let mut seen_positive = false;
+                for f in blocks {
+                    let distinct: BTreeSet<(String, String, String)> =
+                        block(f).into_iter().collect();
+                    for e in distinct {
+                        if is_pos(&e) {
+                            if seen_positive {
+                                continue;
+                            }
+                            seen_positive = true;
+                        }
+                        sum += s(&e.0, &e.1, &e.2).exp();
+                    }
+                }
+            }
+            sum
+        };
+        if multi {
+            total += denominator(&factors).ln() - pos;
+        } else {
+            for f in &factors {
+                total += denominator(&[f]).ln() - pos;
+            }
+        }
+    }
+    total / tuples.len() as f64
+}
+
+/// A batch with every kind of repetition: an InF-IR record (siblings share I+ and Q+), a dual
+/// view record, a duplicated passage and a duplicated instruction across records.
+fn mixed_batch() -> Vec<TrainingTuple> {
+    let mut t = inf_ir_record().tuples(0);
+    let dv = TrainingRecord::parse(
+        r#"{"query":"Q+","instruction":"I+ only","positive":"D+","negatives":["P1-","H"],
+            "instruction_negatives":["N*","N2"],"instruction_reversed":"I rev"}"#
+            .replace('\n', " ")
+            .as_str(),
+    )
+    .unwrap();
+    t.extend(dv.tuples(8));
+    t.push(tuple("I-", "Q3", "P+", &["D+"]));
+    t
+}
+
+fn join(i: &str, q: &str) -> String {
+    if i.is_empty() {
+        q.to_string()
+    } else {
+        format!("{i} {q}")
+    }
+}
+
+fn random_vecs(layout: &BatchLayout, dim: usize, seed: u64) -> (Vecs, Vec<f32>, Vec<f32>) {
+    let mut rng = SplitMix64::new(seed);
+    let mut vecs = Vecs::new();
+    let pair_texts = layout.pair_texts(join);
+    let mut pair_raw = Vec::new();
+    for text in &pair_texts {
+        let v: Vec<f64> = (0..dim).map(|_| rng.normal()).collect();
+        pair_raw.extend(v.iter().map(|x| *x as f32));
+        vecs.insert(text.clone(), v);
+    }
+    let mut passage_raw = Vec::new();
+    for text in &layout.passages {
+        let v: Vec<f64> = (0..dim).map(|_| rng.normal()).collect();
+        passage_raw.extend(v.iter().map(|x| *x as f32));
+        vecs.insert(text.clone(), v);
+    }
+    // f32 round trip, so both implementations see the same numbers.
+    for v in vecs.values_mut() {
+        for x in v.iter_mut() {
+            *x = *x as f32 as f64;
+        }
+    }
+    (vecs, pair_raw, passage_raw)
+}
+
+fn burn_loss(
+    loss: &Loss,
+    layout: &BatchLayout,
+    pairs: Tensor<2>,
+    passages: Tensor<2>,
+) -> Tensor<1> {
+    let p = engine::training::l2_normalize_rows(pairs);
+    let d = engine::training::l2_normalize_rows(passages);
+    loss.forward(p.matmul(d.transpose()), layout)
+}
+
+#[test]
+fn every_objective_matches_the_reference_formula() {
+    let tuples = mixed_batch();
+    let layout = BatchLayout::new(&tuples, true, 1.0, &mut SplitMix64::new(0));
+    let dim = 8;
+    let (vecs, pair_raw, passage_raw) = random_vecs(&layout, dim, 7);
+    let device = Device::flex();
+    let pairs = Tensor::<2>::from_data(
+        TensorData::new(pair_raw, [layout.pairs.len(), dim]),
+        &device,
+    );
+    let passages = Tensor::<2>::from_data(
+        TensorData::new(passage_raw, [layout.passages.len(), dim]),
+        &device,
+    );
+    for name in Objective::NAMES {
+        for literal in [false, true] {
+            for tau in [0.05, 1.0] {
+                let mut loss = Loss::new(name.parse().unwrap());
+                loss.literal = literal;
+                loss.temperature = tau;
+                let ours =
+                    values(burn_loss(&loss, &layout, pairs.clone(), passages.clone()))[0] as f64;
+                let reference = reference_loss(&tuples, name, tau, literal, &join, &vecs);
+                assert!(
+                    (ours - reference).abs() <= 1e-4 * (1.0 + reference.abs()),
+                    "{name} literal={literal} tau={tau}: {ours} vs reference {reference}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn gradients_match_finite_differences() {
+    let tuples = mixed_batch();
+    let layout = BatchLayout::new(&tuples, true, 1.0, &mut SplitMix64::new(0));
+    let dim = 4;
+    let (vecs, pair_raw, passage_raw) = random_vecs(&layout, dim, 11);
+    let device = Device::flex().autodiff();
+    for name in ["multi-p-i", "uni-p-i-iq", "multi-i-iq", "infonce"] {
+        let mut loss = Loss::new(name.parse().unwrap());
+        loss.temperature = 0.5;
+        let pairs = Tensor::<2>::from_data(
+            TensorData::new(pair_raw.clone(), [layout.pairs.len(), dim]),
+            &device,
+        )
+        .require_grad();
+        let passages = Tensor::<2>::from_data(
+            TensorData::new(passage_raw.clone(), [layout.passages.len(), dim]),
+            &device,
+        )
+        .require_grad();
+        let value = burn_loss(&loss, &layout, pairs.clone(), passages.clone());
+        let grads = value.backward();
+        let g_pairs: Vec<f32> = pairs
+            .grad(&grads)
+            .unwrap()
+            .into_data()
+            .try_into_vec()
+            .unwrap();
+        let g_passages: Vec<f32> = passages
+            .grad(&grads)
+            .unwrap()
+            .into_data()
+            .try_into_vec()
+            .unwrap();
+        let pair_texts = layout.pair_texts(join);
+        let texts: Vec<(&String, Vec<f32>)> = pair_texts
+            .iter()
+            .enumerate()
+            .map(|(r, t)| (t, g_pairs[r * dim..(r + 1) * dim].to_vec()))
+            .chain(
+                layout
+                    .passages
+                    .iter()
+                    .enumerate()
+                    .map(|(r, t)| (t, g_passages[r * dim..(r + 1) * dim].to_vec())),
+            )
+            .collect();
+        let mut checked = 0;
+        for (text, grad) in texts {
+            for k in 0..dim {
+                let eps = 1e-6;
+                let mut v = vecs.clone();
+                v.get_mut(text).unwrap()[k] += eps;
+                let up = reference_loss(&tuples, name, 0.5, false, &join, &v);
+                v.get_mut(text).unwrap()[k] -= 2.0 * eps;
+                let down = reference_loss(&tuples, name, 0.5, false, &join, &v);
+                let numeric = (up - down) / (2.0 * eps);
+                let analytic = grad[k] as f64;
+                assert!(
+                    (numeric - analytic).abs() <= 1e-4 + 1e-3 * numeric.abs(),
+                    "{name}: d/d{text}[{k}]: autodiff {analytic} vs numeric {numeric}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 40);
+    }
+}
+
+#[test]
+fn dual_view_record_swaps_the_pair_and_shares_the_batch() {
+    let r = TrainingRecord::parse(
+        r#"{"query":"q","instruction":"i","positive":"D+","negatives":["H1","H2"],"instruction_negatives":["N*","N1"],"instruction_reversed":"i rev"}"#,
+    )
+    .unwrap();
+    let t = r.tuples(3);
+    assert_eq!(t.len(), 2);
+    assert_eq!(t[0].positive, "D+");
+    assert_eq!(t[0].negatives, vec!["N*", "N1", "H1"]);
+    assert_eq!(t[1].instruction, "i rev");
+    assert_eq!(t[1].positive, "N*");
+    assert_eq!(t[1].negatives, vec!["D+", "N1", "H1"]);
+    let plain = TrainingRecord::parse(
+        r#"{"query":"q","instruction":"i","positive":"D+","negatives":[],"instruction_negatives":[]}"#,
+    )
+    .unwrap();
+    assert_eq!(plain.tuples(30).len(), 1);
+}
+
+#[test]
+fn bad_records_name_the_field() {
+    let cases = [
+        ("[1,2]", "JSON object"),
+        (r#"{"query_positive":"q"}"#, "instruction_positive"),
+        (r#"{"query":"q","instruction":"i"}"#, "positive"),
+        (
+            r#"{"query":"q","instruction":"i","positive":""}"#,
+            "'positive' is empty",
+        ),
+        (
+            r#"{"query":"q","instruction":"i","positive":"p","negatives":"x"}"#,
+            "list of strings",
+        ),
+        (
+            r#"{"query":"q","instruction":"i","positive":"p","instruction_reversed":"r"}"#,
+            "instruction_negatives",
+        ),
+        (r#"{"text":"hello"}"#, "not a training record"),
+        ("{not json", "key must be a string"),
+    ];
+    for (line, expected) in cases {
+        let e = TrainingRecord::parse(line).unwrap_err();
+        assert!(e.contains(expected), "{line}: {e}");
+    }
+}
+
+fn write(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ifir-training-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    path
+}
+
+#[test]
+fn record_file_reports_file_and_line_or_skips() {
+    let good = r#"{"query":"q","instruction":"i","positive":"p","negatives":[],"instruction_negatives":[]}"#;
+    let text = format!("{good}\n\n{{\"query\":\"q\"}}\n{good}\n");
+    let path = write("bad.jsonl", &text);
+    let e = RecordFile::open(&path, false, &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bad.jsonl:3:"), "{e}");
+    let mut file = RecordFile::open(&path, true, &mut |_, _| {}).unwrap();
+    assert_eq!(file.len(), 2);
+    assert_eq!(file.skipped.len(), 1);
+    assert_eq!(file.skipped[0].line, 3);
+    assert!(matches!(
+        file.read(1).unwrap(),
+        TrainingRecord::InstructionNegative(_)
+    ));
+    let empty = write("empty.jsonl", "\n\n");
+    let e = RecordFile::open(&empty, true, &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("empty.jsonl") && e.contains("no training records"),
+        "{e}"
+    );
+}
+
+#[test]
+fn epoch_order_is_a_seeded_permutation() {
+    let a = epoch_order(100, 42, 0);
+    assert_eq!(a, epoch_order(100, 42, 0));
+    assert_ne!(a, epoch_order(100, 42, 1));
+    assert_ne!(a, epoch_order(100, 43, 0));
+    let mut sorted = a.clone();
+    sorted.sort();
+    assert_eq!(sorted, (0..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn instruction_sampling_keeps_every_anchor_instruction() {
+    let tuples: Vec<TrainingTuple> = (0..20)
+        .map(|i| tuple(&format!("I{i}"), &format!("Q{i}"), &format!("P{i}"), &[]))
+        .collect();
+    let layout = BatchLayout::new(&tuples[..4], true, 0.0, &mut SplitMix64::new(1));
+    assert_eq!(layout.instruction_block.len(), 4);
+    // Instructions are all anchors' here, so sampling cannot drop any; pairs = 4 x 4.
+    assert_eq!(layout.pairs.len(), 16);
+    let none = BatchLayout::new(&tuples, false, 1.0, &mut SplitMix64::new(1));
+    assert_eq!(none.pairs.len(), 20);
+    assert!(none.instruction_block.is_empty());
+}
+
+#[test]
+fn random_model_round_trips_through_safetensors() {
+    let config = engine::BertConfig {
+        vocab_size: 50,
+        hidden_size: 8,
+        num_hidden_layers: 2,
+        num_attention_heads: 2,
+        intermediate_size: 16,
+        max_position_embeddings: 16,
+        type_vocab_size: 2,
+        layer_norm_eps: 1e-12,
+        hidden_act: engine::config::Activation::Gelu,
+        pad_token_id: 0,
+    };
+    let device = Device::flex();
+    let a = engine::bert::BertModel::random(&config, 3, &device).unwrap();
+    let bytes = a.to_safetensors(None).unwrap();
+    assert_eq!(bytes, engine::bert::random_safetensors(&config, 3).unwrap());
+    let b = engine::bert::BertModel::from_safetensors(
+        &bytes,
+        std::path::Path::new("x"),
+        &config,
+        &device,
+    )
+    .unwrap();
+    assert_eq!(b.named_tensors().unwrap(), a.named_tensors().unwrap());
+    assert_ne!(bytes, engine::bert::random_safetensors(&config, 4).unwrap());
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""sentence-transformers training throughput (MultipleNegativesRankingLoss, PyTorch CPU) on the
+same records, model, batch and sequence lengths as `trainer train --loss infonce` in
+`cargo xtask bench-train`.
+
+Usage: st_train_throughput.py MODEL_DIR RECORDS.jsonl BATCH STEPS QUERY_LEN PASSAGE_LEN
+
+Records are instruction-negative records with one hard negative; each becomes the triplet
+(instruction + " " + query, positive, negative), exactly the tuples the engine trains on.
+Prints one JSON line: pairs (anchors) per second over the steps after the first."""
+import json
+import sys
+import time
+
+import torch
+from sentence_transformers import SentenceTransformer, losses
+
+
+def main():
+    model_dir, path = sys.argv[1], sys.argv[2]
+    batch, steps, qlen, plen = (int(x) for x in sys.argv[3:7])
+    triplets = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                anchor = f"{r['instruction']} {r['query']}" if r["instruction"] else r["query"]
+                triplets.append((anchor, r["positive"], r["negatives"][0]))
+    torch.manual_seed(0)
+    model = SentenceTransformer(model_dir, device="cpu")
+    model.train()
+    loss_fn = losses.MultipleNegativesRankingLoss(model, scale=1 / 0.02)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.01)
+
+    def features(texts, max_len):
+        model.max_seq_length = max_len
+        f = model.tokenize(texts)
+        return {k: v for k, v in f.items()}
+
+    times = []
+    for step in range(steps):
+        chunk = [triplets[(step * batch + i) % len(triplets)] for i in range(batch)]
+        start = time.perf_counter()
+        anchors = features([t[0] for t in chunk], qlen)
+        positives = features([t[1] for t in chunk], plen)
+        negatives = features([t[2] for t in chunk], plen)
+        loss = loss_fn([anchors, positives, negatives], None)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        times.append(time.perf_counter() - start)
+    secs = sum(times[1:])
+    pairs = batch * (steps - 1)
+    print(json.dumps({
+        "system": f"sentence-transformers {__import__('sentence_transformers').__version__} MNRL "
+                  f"(torch {torch.__version__}, {torch.get_num_threads()} threads)",
+        "pairs": pairs, "seconds": secs, "pairs_per_s": pairs / secs}))
+
+
+if __name__ == "__main__":
+    main()

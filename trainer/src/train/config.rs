@@ -1,0 +1,134 @@
+//! `trainer train`'s configuration: one struct whose every field is documented with its
+//! default ([`TrainConfig`], read from a JSON file with `--config`), and the same fields as
+//! command-line overrides ([`TrainOverrides`]), both generated from one list so they cannot
+//! drift apart. `trainer train --help` lists every field with its default.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! train_config {
+    ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr ;)*) => {
+        /// Every setting of a training run. Missing fields of a config file take their
+        /// defaults; unknown fields are an error (a typo must not be silently ignored).
+        #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct TrainConfig {
+            $( $(#[doc = $doc])* pub $name: $ty, )*
+        }
+
+        impl Default for TrainConfig {
+            fn default() -> Self {
+                TrainConfig { $( $name: $default, )* }
+            }
+        }
+
+        /// Command-line overrides of [`TrainConfig`]: each flag, when given, replaces the
+        /// config file's value (or the default).
+        #[derive(Debug, Clone, Default, clap::Args)]
+        pub struct TrainOverrides {
+            $( $(#[doc = $doc])* #[arg(long, help_heading = "Settings (override --config)")] pub $name: Option<$ty>, )*
+        }
+
+        impl TrainConfig {
+            /// Applies the flags that were given.
+            pub fn apply(&mut self, o: &TrainOverrides) {
+                $( if let Some(v) = &o.$name { self.$name = v.clone(); } )*
+            }
+        }
+    };
+}
+
+train_config! {
+    /// Base model: a Hugging Face style BERT folder.
+    model: PathBuf = PathBuf::from("models/all-MiniLM-L6-v2");
+    /// Training records (JSONL, formats.md §3: InF-IR and/or instruction-negative records).
+    data: PathBuf = PathBuf::new();
+    /// Run folder: config.json, checkpoints/, metrics.jsonl, plots/, model/.
+    output: PathBuf = PathBuf::from("runs/train");
+    /// Compute device: cpu, wgpu, vulkan or cuda.
+    device: String = "cpu".into();
+    /// Objective: uni-p, uni-i, uni-iq, uni-p-i, uni-p-iq, uni-i-iq, uni-p-i-iq, multi-p-i, multi-p-iq, multi-i-iq, multi-p-i-iq or infonce.
+    loss: String = "multi-p-i".into();
+    /// Temperature τ of the cosine scores; 0 takes the objective's own (0.05 InF-Embed, 0.02 InfoNCE).
+    temperature: f64 = 0.0;
+    /// The paper's literal marginal sums (positive counted in every block, duplicates counted) instead of positive-once masking.
+    literal_loss: bool = false;
+    /// Share of the batch's other instructions in the I block (the reference code's div_neg_batch = 2 is 0.5).
+    instruction_fraction: f64 = 1.0;
+    /// How instruction and query meet: concat (one text through --template) or cross-attention (engine's Interaction II module, trained too).
+    interaction: String = "concat".into();
+    /// Template joining instruction and query: instruction-first, query-first, instruct, or a pattern with {instruction} and {query}.
+    template: String = "instruction-first".into();
+    /// Records per micro-batch (an InF-IR record gives 3 tuples, a dual-view record 2); siblings and views stay together.
+    batch_size: usize = 4;
+    /// Micro-batches per optimiser step (gradients summed; in-batch negatives stay within a micro-batch).
+    grad_accumulation: usize = 1;
+    /// GradCache: if > 0, embed the batch without gradients first, then back-propagate in chunks of this many texts, so large in-batch negative sets fit in memory with the exact same gradient.
+    grad_cache_chunk: usize = 0;
+    /// Hard negatives kept per tuple of instruction-negative records (instruction negatives first).
+    max_hard_negatives: usize = 30;
+    /// Token limit of queries and instruction + query texts.
+    query_max_length: usize = 256;
+    /// Token limit of passages (capped at the model's position embeddings).
+    passage_max_length: usize = 512;
+    /// Texts per forward pass while embedding a batch.
+    encode_chunk: usize = 32;
+    /// Passes over the data (ignored when max_steps > 0).
+    epochs: usize = 2;
+    /// Optimiser steps to run; 0 = as many as `epochs` needs.
+    max_steps: usize = 0;
+    /// Peak learning rate of AdamW.
+    lr: f64 = 5e-5;
+    /// AdamW's decoupled weight decay.
+    weight_decay: f64 = 0.01;
+    /// AdamW's β1.
+    beta1: f64 = 0.9;
+    /// AdamW's β2.
+    beta2: f64 = 0.999;
+    /// AdamW's ε.
+    adam_epsilon: f64 = 1e-8;
+    /// Linear warm-up, as a share of all steps.
+    warmup_ratio: f64 = 0.1;
+    /// Decay after warm-up: linear, cosine or constant.
+    schedule: String = "linear".into();
+    /// Clip the global gradient norm to this (0 = no clipping).
+    max_grad_norm: f64 = 1.0;
+    /// Seed of the data order and of instruction sampling.
+    seed: u64 = 42;
+    /// Write a checkpoint every N steps (0 = only at the end).
+    checkpoint_every: usize = 100;
+    /// Checkpoints kept on disk (older ones are deleted).
+    keep_checkpoints: usize = 2;
+    /// Evaluation-set folder (formats.md §1) evaluated during training; empty = none.
+    eval_set: PathBuf = PathBuf::new();
+    /// Evaluate every N steps (0 = before training and at the end only).
+    eval_every: usize = 0;
+}
+
+impl TrainConfig {
+    /// Reads a JSON config file.
+    pub fn read(path: &std::path::Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}:{}: {}", path.display(), e.line(), e))
+    }
+
+    /// The defaults as `(flag, value)` pairs, for `--help`.
+    pub fn default_values() -> Vec<(String, String)> {
+        let json = serde_json::to_value(TrainConfig::default()).expect("serialisable");
+        json.as_object()
+            .expect("a struct")
+            .iter()
+            .map(|(k, v)| {
+                let shown = match v {
+                    serde_json::Value::String(s) if s.is_empty() => "(none)".to_string(),
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.replace('_', "-"), shown)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,143 @@
+//! The model being trained: the BERT encoder and, for Interaction II, the cross-attention
+//! module, plus what turns a batch layout into the score matrix the objectives read.
+
+use burn::module::Module;
+use burn::tensor::Tensor;
+
+use engine::bert::BertModel;
+use engine::instruction::CrossAttentionInteraction;
+use engine::model_files::{ModelFiles, CROSS_ATTENTION_WEIGHTS, WEIGHTS};
+use engine::tokenize::TextTokenizer;
+use engine::training::BatchLayout;
+use engine::{Device, ModelConfig, QueryTemplate};
+
+/// The trainable parameters.
+#[derive(Module, Debug)]
+pub struct TrainModel {
+    /// The encoder (shared by queries, instruction + query texts and passages).
+    pub bert: BertModel,
+    /// Interaction II's module, when training with cross-attention.
+    pub cross: Option<CrossAttentionInteraction>,
+}
+
+/// Everything fixed during a run: tokenizers, pooling, template.
+pub struct Texts {
+    /// Tokenizer truncating at the query limit.
+    pub query_tokenizer: TextTokenizer,
+    /// Tokenizer truncating at the passage limit.
+    pub passage_tokenizer: TextTokenizer,
+    /// The model's settings (pooling, pad id).
+    pub config: ModelConfig,
+    /// How instruction and query are joined (concatenation).
+    pub template: QueryTemplate,
+    /// Texts per forward pass.
+    pub chunk: usize,
+}
+
+impl TrainModel {
+    /// Loads the base model (and a cross-attention module: saved weights when `files` has
+    /// them, else the identity) onto `device`.
+    pub fn load(
+        files: &ModelFiles,
+        config: &ModelConfig,
+        cross: bool,
+        device: &Device,
+    ) -> anyhow::Result<Self> {
+        let bert = BertModel::from_safetensors(
+            files.required(WEIGHTS, "weights in safetensors format")?,
+            &files.path_of(WEIGHTS),
+            &config.bert,
+            device,
+        )?;
+        let cross = if cross {
+            let dim = config.bert.hidden_size;
+            Some(match files.get(CROSS_ATTENTION_WEIGHTS) {
+                Some(bytes) => CrossAttentionInteraction::from_safetensors(
+                    bytes,
+                    &files.path_of(CROSS_ATTENTION_WEIGHTS),
+                    dim,
+                    device,
+                )?,
+                None => CrossAttentionInteraction::identity(dim, device),
+            })
+        } else {
+            None
+        };
+        Ok(TrainModel { bert, cross })
+    }
+
+    /// Pair embeddings `[pairs, d]` (only rows `range` of the layout's pairs).
+    pub fn embed_pairs(
+        &self,
+        texts: &Texts,
+        layout: &BatchLayout,
+        range: std::ops::Range<usize>,
+    ) -> anyhow::Result<Tensor<2>> {
+        let pairs = &layout.pairs[range];
+        let pad = texts.config.bert.pad_token_id;
+        let pooling = texts.config.pooling;
+        Ok(match &self.cross {
+            None => {
+                let joined: Vec<String> = pairs
+                    .iter()
+                    .map(|&(i, q)| {
+                        texts
+                            .template
+                            .apply(&layout.instructions[i], &layout.queries[q])
+                    })
+                    .collect();
+                engine::training::embed(
+                    &self.bert,
+                    &texts.query_tokenizer,
+                    pad,
+                    pooling,
+                    &joined,
+                    texts.chunk,
+                )?
+            }
+            Some(module) => {
+                let split: Vec<(String, String)> = pairs
+                    .iter()
+                    .map(|&(i, q)| (layout.instructions[i].clone(), layout.queries[q].clone()))
+                    .collect();
+                engine::training::embed_cross_attention(
+                    &self.bert,
+                    module,
+                    &texts.query_tokenizer,
+                    pad,
+                    pooling,
+                    &split,
+                )?
+            }
+        })
+    }
+
+    /// Passage embeddings `[passages, d]` (rows `range`).
+    pub fn embed_passages(
+        &self,
+        texts: &Texts,
+        layout: &BatchLayout,
+        range: std::ops::Range<usize>,
+    ) -> anyhow::Result<Tensor<2>> {
+        Ok(engine::training::embed(
+            &self.bert,
+            &texts.passage_tokenizer,
+            texts.config.bert.pad_token_id,
+            texts.config.pooling,
+            &layout.passages[range],
+            texts.chunk,
+        )?)
+    }
+
+    /// The model as a Hugging Face folder: `base`'s files with the trained weights (tensors
+    /// the engine does not train, such as the pooler, copied from `base`), plus
+    /// `cross_attention.safetensors` for Interaction II.
+    pub fn to_files(&self, base: &ModelFiles) -> anyhow::Result<ModelFiles> {
+        let mut files = base.clone();
+        files.insert(WEIGHTS, self.bert.to_safetensors(base.get(WEIGHTS))?);
+        if let Some(cross) = &self.cross {
+            files.insert(CROSS_ATTENTION_WEIGHTS, cross.to_safetensors()?);
+        }
+        Ok(files)
+    }
+}

@@ -1,0 +1,469 @@
+//! `trainer train` end to end on a tiny randomly initialised BERT (the default model's
+//! tokenizer, 2 layers of width 32) and generated records: a short run that trains, evaluates,
+//! plots and writes a loadable model; kill -9 and resume giving the uninterrupted weights;
+//! GradCache giving the direct gradients; the NaN guard; bad records; the CPU vs wgpu loss
+//! curve.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use engine::bert::random_safetensors;
+use engine::{BertConfig, Device};
+
+fn base_model_dir() -> PathBuf {
+    std::env::var("IFIR_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
+        })
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ifir-train-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A tiny BERT with the default model's tokenizer and sentence-transformers files.
+fn tiny_model(dir: &Path) -> PathBuf {
+    let base = base_model_dir();
+    let model = dir.join("tiny-model");
+    std::fs::create_dir_all(model.join("1_Pooling")).unwrap();
+    for f in [
+        "tokenizer.json",
+        "modules.json",
+        "sentence_bert_config.json",
+        "1_Pooling/config.json",
+    ] {
+        std::fs::copy(base.join(f), model.join(f)).unwrap();
+    }
+    let config = BertConfig {
+        vocab_size: 30522,
+        hidden_size: 32,
+        num_hidden_layers: 2,
+        num_attention_heads: 2,
+        intermediate_size: 64,
+        max_position_embeddings: 128,
+        type_vocab_size: 2,
+        layer_norm_eps: 1e-12,
+        hidden_act: engine::config::Activation::Gelu,
+        pad_token_id: 0,
+    };
+    std::fs::write(model.join("config.json"), config.to_json()).unwrap();
+    std::fs::write(
+        model.join("model.safetensors"),
+        random_safetensors(&config, 1).unwrap(),
+    )
+    .unwrap();
+    model
+}
+
+/// Generated records: InF-IR records and dual-view instruction-negative records over a few
+/// topics, attributes checkable on the text.
+fn records(dir: &Path, n: usize) -> PathBuf {
+    let topics = [
+        "sourdough bread",
+        "solar panels",
+        "python lists",
+        "marathon training",
+        "tax returns",
+        "coral reefs",
+    ];
+    let mut lines = Vec::new();
+    for i in 0..n {
+        let t = topics[i % topics.len()];
+        let u = topics[(i + 1) % topics.len()];
+        if i % 2 == 0 {
+            lines.push(serde_json::json!({
+                "query_positive": format!("how does {t} work"),
+                "instruction_positive": "Only passages written for beginners.",
+                "document_positive": format!("A beginner's guide to {t}: start simple, step {i}."),
+                "instruction_negative": "Only passages written for experts.",
+                "hard_negative_document_1": format!("Advanced analysis of {t} for specialists, part {i}."),
+                "query_negative": format!("how does {u} work"),
+                "hard_negative_document_2": format!("A beginner's guide to {u}: first steps, note {i}."),
+            }));
+        } else {
+            lines.push(serde_json::json!({
+                "query": format!("{t} tips"),
+                "instruction": "Answers must include numbers.",
+                "positive": format!("Five {t} tips: 1) begin, 2) measure 300 g, case {i}."),
+                "negatives": [format!("Unrelated note about {u}.")],
+                "instruction_negatives": [format!("Some {t} tips without any figures at all, case {i}.")],
+                "instruction_reversed": "Answers must not include numbers.",
+            }));
+        }
+    }
+    let path = dir.join("train.jsonl");
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
+}
+
+fn train(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .arg("train")
+        .args(args)
+        .output()
+        .expect("run trainer")
+}
+
+fn ok(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "trainer failed: {err}");
+    err
+}
+
+fn weights(dir: &Path) -> Vec<(String, Vec<f32>)> {
+    let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut names: Vec<String> = st.names().iter().map(|s| s.to_string()).collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let v = st.tensor(&n).unwrap();
+            let f: Vec<f32> = v
+                .data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            (n, f)
+        })
+        .collect()
+}
+
+fn max_diff(a: &[(String, Vec<f32>)], b: &[(String, Vec<f32>)]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|((na, va), (nb, vb))| {
+            assert_eq!(na, nb);
+            va.iter()
+                .zip(vb)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f32::max)
+        })
+        .fold(0.0, f32::max)
+}
+
+fn losses(run: &Path) -> Vec<f64> {
+    std::fs::read_to_string(run.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?["loss"].as_f64())
+        .collect()
+}
+
+fn common<'a>(model: &'a Path, data: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    vec![
+        "--model",
+        s(model),
+        "--data",
+        s(data),
+        "--output",
+        s(out),
+        "--batch-size",
+        "2",
+        "--lr",
+        "1e-3",
+        "--warmup-ratio",
+        "0",
+    ]
+}
+
+#[test]
+fn short_run_trains_evaluates_plots_and_writes_a_loadable_model() {
+    let dir = tmp("short");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 6);
+    let out = dir.join("run");
+    let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/demo");
+    let mut args = common(&model, &data, &out);
+    args.extend([
+        "--max-steps",
+        "12",
+        "--checkpoint-every",
+        "4",
+        "--eval-set",
+        s(&demo),
+        "--eval-every",
+        "6",
+    ]);
+    let err = ok(&train(&args));
+    assert!(err.contains("eval: ndcg@10 og"), "{err}");
+    for f in [
+        "config.json",
+        "metrics.jsonl",
+        "plots/loss.svg",
+        "plots/eval.svg",
+        "model/model.safetensors",
+        "model/tokenizer.json",
+        "model/modules.json",
+        "model/1_Pooling/config.json",
+    ] {
+        assert!(out.join(f).is_file(), "missing {f}");
+    }
+    let l = losses(&out);
+    assert_eq!(l.len(), 12);
+    let first = (l[0] + l[1] + l[2]) / 3.0;
+    let last = (l[9] + l[10] + l[11]) / 3.0;
+    assert!(last < first, "loss did not fall: {l:?}");
+    let log = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
+    let evals = log.lines().filter(|l| l.contains("\"eval\"")).count();
+    assert_eq!(evals, 3, "before, at step 6, at the end:\n{log}");
+    assert!(log.contains("p-mrr") && log.contains("wise"));
+    let svg = std::fs::read_to_string(out.join("plots/loss.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("polyline"));
+    // Checkpoints: only the newest two are kept.
+    let kept: Vec<_> = std::fs::read_dir(out.join("checkpoints"))
+        .unwrap()
+        .collect();
+    assert_eq!(kept.len(), 2);
+    // The engine loads the result, and it changed.
+    let trained = engine::Encoder::load(out.join("model"), &Device::flex()).unwrap();
+    let before = engine::Encoder::load(&model, &Device::flex()).unwrap();
+    let a = trained.encode(&["sourdough bread tips"]).unwrap();
+    let b = before.encode(&["sourdough bread tips"]).unwrap();
+    assert_ne!(a, b);
+    assert!(max_diff(&weights(&out.join("model")), &weights(&model)) > 0.0);
+    // A second run into the same folder is refused rather than overwriting it.
+    let again = train(&args);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--resume"));
+}
+
+#[test]
+fn kill_and_resume_ends_with_the_uninterrupted_weights() {
+    let dir = tmp("resume");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 10);
+    let steps = [
+        "--max-steps",
+        "16",
+        "--checkpoint-every",
+        "2",
+        "--keep-checkpoints",
+        "3",
+    ];
+    let straight = dir.join("straight");
+    let mut args = common(&model, &data, &straight);
+    args.extend(steps);
+    ok(&train(&args));
+
+    let killed = dir.join("killed");
+    let mut args = common(&model, &data, &killed);
+    args.extend(steps);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .arg("train")
+        .args(&args)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let marker = killed.join("checkpoints/step-00000006/state.json");
+    while !marker.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "run ended before it could be killed"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "no checkpoint appeared"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(
+        !killed.join("model").exists(),
+        "the run finished before the kill"
+    );
+    let mut args = common(&model, &data, &killed);
+    args.extend(steps);
+    args.push("--resume");
+    let err = ok(&train(&args));
+    assert!(err.contains("resuming from"), "{err}");
+    let diff = max_diff(
+        &weights(&straight.join("model")),
+        &weights(&killed.join("model")),
+    );
+    eprintln!("max |weight difference| after kill -9 and resume: {diff:e}");
+    assert!(diff <= 1e-6, "resumed weights differ by {diff}");
+    assert_eq!(losses(&straight).len(), 16);
+    assert_eq!(
+        losses(&killed).len(),
+        16,
+        "the resumed log continues the interrupted one"
+    );
+}
+
+#[test]
+fn grad_cache_and_accumulation_run_and_grad_cache_matches_direct() {
+    let dir = tmp("gradcache");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 4);
+    let direct = dir.join("direct");
+    let mut args = common(&model, &data, &direct);
+    args.extend(["--max-steps", "3"]);
+    ok(&train(&args));
+    let cached = dir.join("cached");
+    let mut args = common(&model, &data, &cached);
+    args.extend(["--max-steps", "3", "--grad-cache-chunk", "2"]);
+    ok(&train(&args));
+    let diff = max_diff(
+        &weights(&direct.join("model")),
+        &weights(&cached.join("model")),
+    );
+    eprintln!("GradCache vs direct, max |weight difference| after 3 steps: {diff:e}");
+    assert!(diff < 1e-4, "{diff}");
+    let (a, b) = (losses(&direct), losses(&cached));
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x - y).abs() < 1e-4, "{a:?} vs {b:?}");
+    }
+    let acc = dir.join("accumulated");
+    let mut args = common(&model, &data, &acc);
+    args.extend([
+        "--max-steps",
+        "2",
+        "--grad-accumulation",
+        "2",
+        "--batch-size",
+        "1",
+        "--interaction",
+        "cross-attention",
+        "--loss",
+        "uni-p-i-iq",
+    ]);
+    ok(&train(&args));
+    assert!(acc.join("model/cross_attention.safetensors").is_file());
+}
+
+#[test]
+fn nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint() {
+    let dir = tmp("nan");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 4);
+    let out = dir.join("run");
+    let mut args = common(&model, &data, &out);
+    args.extend([
+        "--max-steps",
+        "10",
+        "--checkpoint-every",
+        "1",
+        "--lr",
+        "1e30",
+        "--max-grad-norm",
+        "0",
+    ]);
+    let result = train(&args);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success(), "{err}");
+    assert!(
+        err.contains("loss is NaN") || err.contains("loss is inf"),
+        "{err}"
+    );
+    assert!(err.contains("last good checkpoint"), "{err}");
+    assert!(out
+        .join("checkpoints/step-00000001/model.safetensors")
+        .is_file());
+    assert!(!out.join("model").exists());
+}
+
+#[test]
+fn bad_records_are_reported_by_line_or_skipped() {
+    let dir = tmp("bad");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 4);
+    let mut text = std::fs::read_to_string(&data).unwrap();
+    text = text.replacen('\n', "\n{\"query\": \"no positive\"}\n", 2);
+    std::fs::write(&data, text).unwrap();
+    let out = dir.join("run");
+    let mut args = common(&model, &data, &out);
+    args.extend(["--max-steps", "1"]);
+    let result = train(&args);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success());
+    assert!(
+        err.contains("train.jsonl:2:") && err.contains("positive"),
+        "{err}"
+    );
+    args.push("--skip-bad-records");
+    let err = ok(&train(&args));
+    assert!(err.contains("1 bad records skipped"), "{err}");
+
+    let missing = train(&["--model", s(&model), "--output", s(&dir.join("x"))]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--data"));
+    let bad_loss = train(&["--data", s(&data), "--loss", "multi-q"]);
+    assert!(String::from_utf8_lossy(&bad_loss.stderr).contains("unknown loss"));
+}
+
+#[test]
+fn help_lists_every_setting_with_its_default_and_config_files_work() {
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(["train", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "--loss",
+        "[default: multi-p-i]",
+        "--grad-cache-chunk",
+        "--temperature",
+        "--resume",
+        "--skip-bad-records",
+        "[default: 42]",
+        "--max-steps",
+    ] {
+        assert!(help.contains(needle), "missing {needle} in:\n{help}");
+    }
+    let dir = tmp("config");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 2);
+    let config = dir.join("train.json");
+    std::fs::write(&config, serde_json::json!({"model": model, "data": data, "max_steps": 1, "batch_size": 1, "output": dir.join("from-file")}).to_string()).unwrap();
+    ok(&train(&["--config", s(&config)]));
+    assert!(dir.join("from-file/model/model.safetensors").is_file());
+    std::fs::write(&config, r#"{"lr": 1e-3, "learning_rate": 1}"#).unwrap();
+    let typo = train(&["--config", s(&config)]);
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("learning_rate"));
+}
+
+/// The same seed and data give the same loss curve on the CPU and on wgpu (Vulkan; lavapipe
+/// in CI). Skipped, visibly, where no adapter exists, unless IFIR_REQUIRE_GPU is set.
+#[test]
+fn cpu_and_wgpu_give_the_same_loss_curve() {
+    if !engine::BackendKind::available().contains(&engine::BackendKind::Wgpu) {
+        eprintln!("SKIPPED: trainer built without the wgpu feature");
+        return;
+    }
+    if engine::BackendKind::Wgpu.device().is_err() {
+        assert!(
+            std::env::var_os("IFIR_REQUIRE_GPU").is_none(),
+            "IFIR_REQUIRE_GPU set but no wgpu adapter"
+        );
+        eprintln!("SKIPPED: no wgpu adapter on this machine");
+        return;
+    }
+    let dir = tmp("backends");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 4);
+    let mut curves = Vec::new();
+    for device in ["cpu", "wgpu"] {
+        let out = dir.join(device);
+        let mut args = common(&model, &data, &out);
+        args.extend(["--max-steps", "3", "--device", device]);
+        ok(&train(&args));
+        curves.push(losses(&out));
+    }
+    eprintln!("loss curves: cpu {:?} wgpu {:?}", curves[0], curves[1]);
+    for (a, b) in curves[0].iter().zip(&curves[1]) {
+        assert!((a - b).abs() < 1e-3 * (1.0 + a.abs()), "{curves:?}");
+    }
+}
