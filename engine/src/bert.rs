@@ -206,8 +206,8 @@ impl<'a> WeightReader<'a> {
             .transpose();
         let bias = self.tensor(&format!("{name}.bias"), [d_out])?;
         Ok(Linear {
-            weight: Param::initialized(param_id(&format!("{name}.weight")), weight),
-            bias: Some(Param::initialized(param_id(&format!("{name}.bias")), bias)),
+            weight: named_param(&format!("{name}.weight"), weight),
+            bias: Some(named_param(&format!("{name}.bias"), bias)),
         })
     }
 
@@ -219,12 +219,12 @@ impl<'a> WeightReader<'a> {
         } else {
             ("gamma", "beta")
         };
-        norm.gamma = Param::initialized(
-            param_id(&format!("{name}.weight")),
+        norm.gamma = named_param(
+            &format!("{name}.weight"),
             self.tensor(&format!("{name}.{w}"), [d])?,
         );
-        norm.beta = Some(Param::initialized(
-            param_id(&format!("{name}.bias")),
+        norm.beta = Some(named_param(
+            &format!("{name}.bias"),
             self.tensor(&format!("{name}.{b}"), [d])?,
         ));
         Ok(norm)
@@ -232,8 +232,8 @@ impl<'a> WeightReader<'a> {
 
     fn embedding(&self, name: &str, n: usize, d: usize) -> Result<Embedding> {
         Ok(Embedding {
-            weight: Param::initialized(
-                param_id(&format!("{name}.weight")),
+            weight: named_param(
+                &format!("{name}.weight"),
                 self.tensor(&format!("{name}.weight"), [n, d])?,
             ),
         })
@@ -257,6 +257,13 @@ pub fn param_id(name: &str) -> ParamId {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     ParamId::from(h)
+}
+
+/// A trainable parameter with the stable id of `name` (see [`param_id`]).
+pub fn named_param<const D: usize>(name: &str, value: Tensor<D>) -> Param<Tensor<D>> {
+    let mut param = Param::from_tensor(value);
+    param.id = param_id(name);
+    param
 }
 
 /// Converts little-endian raw tensor bytes to f32.

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::str::FromStr;
 
-use burn::module::{Module, Param};
+use burn::module::Module;
 use burn::nn::Linear;
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -106,9 +106,10 @@ pub struct CrossAttentionInteraction {
 
 const CROSS_NAMES: [&str; 3] = ["w_i", "w_q1", "w_q2"];
 
-/// Stable parameter ids (see [`crate::bert::param_id`]), so optimiser state survives a reload.
-fn cross_param_id(name: &str) -> burn::module::ParamId {
-    crate::bert::param_id(&format!("cross_attention.{name}.weight"))
+/// The name behind a stable parameter id (see [`crate::bert::param_id`]), so optimiser state
+/// survives a reload.
+fn cross_param_name(name: &str) -> String {
+    format!("cross_attention.{name}.weight")
 }
 
 impl CrossAttentionInteraction {
@@ -121,8 +122,8 @@ impl CrossAttentionInteraction {
                 v[i * dim + i] = 1.0;
             }
             Linear {
-                weight: Param::initialized(
-                    cross_param_id(name),
+                weight: crate::bert::named_param(
+                    &cross_param_name(name),
                     Tensor::from_data(TensorData::new(v, [dim, dim]), device),
                 ),
                 bias: None,
@@ -147,7 +148,7 @@ impl CrossAttentionInteraction {
         let load = |name: &str| -> Result<Linear> {
             let w = r.tensor(&format!("{name}.weight"), [dim, dim])?.transpose();
             Ok(Linear {
-                weight: Param::initialized(cross_param_id(name), w),
+                weight: crate::bert::named_param(&cross_param_name(name), w),
                 bias: None,
             })
         };

@@ -281,7 +281,10 @@ pub fn train(
     anyhow::ensure!(lines.len() >= 2, "too few steps logged");
     let secs = lines.last().unwrap()["elapsed_s"].as_f64().unwrap_or(0.0)
         - lines[0]["elapsed_s"].as_f64().unwrap_or(0.0);
-    let pairs = (batch * (lines.len() - 1)) as f64;
+    let pairs: f64 = lines[1..]
+        .iter()
+        .map(|l| l["pairs"].as_f64().unwrap_or(0.0))
+        .sum();
     let ours = pairs / secs;
     let st = capture(
         Command::new(&python)

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use burn::module::{Module, ModuleVisitor, Param, ParamId};
-use burn::optim::{AdamWConfig, GradientsAccumulator, GradientsParams, ModuleOptimizer};
+use burn::optim::{AdamWConfig, GradientsAccumulator, GradientsParams};
 use burn::tensor::{Bytes, Tensor};
 
 use engine::model_files::{ModelFiles, TOKENIZER_JSON};
@@ -86,7 +86,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     };
 
     let bar = crate::progress::bar(0, "checking training records");
-    let mut records = RecordFile::open(&config.data, args.skip_bad_records, &mut |done, total| {
+    let records = RecordFile::open(&config.data, args.skip_bad_records, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
     })?;
@@ -117,8 +117,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         Some(path) => {
             let (state, files, optimizer_bytes) = checkpoint::read(path, &base)?;
             check_resumable(&state.config, &config)?;
-            let model =
-                TrainModel::load(&files, &model_config, plan.cross, &device)?.fork(&train_device);
+            let model = TrainModel::load(&files, &model_config, plan.cross, &train_device)?;
             let optimizer = adamw
                 .init()
                 .from_bytes(Bytes::from_bytes_vec(optimizer_bytes))
@@ -129,7 +128,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
             (model, optimizer, state.step)
         }
         None => (
-            TrainModel::load(&base, &model_config, plan.cross, &device)?.fork(&train_device),
+            TrainModel::load(&base, &model_config, plan.cross, &train_device)?,
             adamw.init(),
             0,
         ),
@@ -164,6 +163,14 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         log.eval(0, &scores)?;
     }
 
+    let mut batches = Batches {
+        records,
+        per_epoch: micro_per_epoch,
+        batch: config.batch_size,
+        seed: config.seed,
+        max_negatives: config.max_hard_negatives,
+        order: None,
+    };
     let bar = crate::progress::train_bar(total_steps);
     bar.set_position(start_step as u64);
     let started = Instant::now();
@@ -177,14 +184,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         let mut pairs = 0;
         for a in 0..accumulation {
             let micro = step * accumulation + a;
-            let tuples = micro_batch(
-                &mut records,
-                micro,
-                micro_per_epoch,
-                config.batch_size,
-                config.seed,
-                config.max_hard_negatives,
-            )?;
+            let tuples = batches.micro_batch(micro)?;
             let mut rng = SplitMix64::for_stream(config.seed ^ SAMPLING_STREAM, micro as u64);
             let layout = BatchLayout::new(
                 &tuples,
@@ -228,6 +228,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         bar.set_position(step as u64);
         log.step(
             step,
+            pairs,
             loss_value,
             lr,
             grad_norm,
@@ -344,23 +345,40 @@ fn check_resumable(saved: &TrainConfig, now: &TrainConfig) -> anyhow::Result<()>
     Ok(())
 }
 
-/// The tuples of micro-batch `micro`: records `order[k*B..(k+1)*B]` of its epoch.
-fn micro_batch(
-    records: &mut RecordFile,
-    micro: usize,
+/// The data stream: the tuples of any micro-batch, records `order[k*B..(k+1)*B]` of its
+/// epoch (the epoch's order is computed once and kept).
+struct Batches {
+    records: RecordFile,
     per_epoch: usize,
     batch: usize,
     seed: u64,
     max_negatives: usize,
-) -> anyhow::Result<Vec<TrainingTuple>> {
-    let epoch = micro / per_epoch;
-    let k = micro % per_epoch;
-    let order = epoch_order(records.len(), seed, epoch as u64);
-    let mut tuples = Vec::new();
-    for &i in order.iter().skip(k * batch).take(batch) {
-        tuples.extend(records.read(i)?.tuples(max_negatives));
+    order: Option<(usize, Vec<usize>)>,
+}
+
+impl Batches {
+    fn micro_batch(&mut self, micro: usize) -> anyhow::Result<Vec<TrainingTuple>> {
+        let epoch = micro / self.per_epoch;
+        let k = micro % self.per_epoch;
+        if self.order.as_ref().is_none_or(|(e, _)| *e != epoch) {
+            self.order = Some((
+                epoch,
+                epoch_order(self.records.len(), self.seed, epoch as u64),
+            ));
+        }
+        let order = &self.order.as_ref().expect("set above").1;
+        let chosen: Vec<usize> = order
+            .iter()
+            .skip(k * self.batch)
+            .take(self.batch)
+            .copied()
+            .collect();
+        let mut tuples = Vec::new();
+        for i in chosen {
+            tuples.extend(self.records.read(i)?.tuples(self.max_negatives));
+        }
+        Ok(tuples)
     }
-    Ok(tuples)
 }
 
 /// Learning-rate factor at `step` (0-based) of `total`: linear warm-up, then decay.
@@ -447,7 +465,7 @@ fn grad_cache_step(
     let mut accumulator = GradientsAccumulator::<TrainModel>::new();
     for r in ranges(layout.pairs.len()) {
         let e = model.embed_pairs(texts, layout, r.clone())?;
-        let surrogate = (e * d_pairs.clone().slice(r).autodiff()).sum();
+        let surrogate = (e * d_pairs.clone().narrow(0, r.start, r.len()).autodiff()).sum();
         accumulator.accumulate(
             model,
             GradientsParams::from_grads(surrogate.backward(), model),
@@ -455,7 +473,7 @@ fn grad_cache_step(
     }
     for r in ranges(layout.passages.len()) {
         let e = model.embed_passages(texts, layout, r.clone())?;
-        let surrogate = (e * d_passages.clone().slice(r).autodiff()).sum();
+        let surrogate = (e * d_passages.clone().narrow(0, r.start, r.len()).autodiff()).sum();
         accumulator.accumulate(
             model,
             GradientsParams::from_grads(surrogate.backward(), model),
@@ -613,9 +631,11 @@ impl MetricsLog {
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn step(
         &mut self,
         step: usize,
+        pairs: usize,
         loss: f64,
         lr: f64,
         grad_norm: f64,
@@ -624,7 +644,7 @@ impl MetricsLog {
     ) -> anyhow::Result<()> {
         use engine::metrics::json_number as n;
         self.append(serde_json::json!({
-            "step": step, "loss": n(loss), "lr": n(lr), "grad_norm": n(grad_norm),
+            "step": step, "pairs": pairs, "loss": n(loss), "lr": n(lr), "grad_norm": n(grad_norm),
             "pairs_per_s": n(rate), "elapsed_s": n(elapsed)
         }))
     }

@@ -42,11 +42,11 @@ pub fn line_chart(title: &str, x_label: &str, series: &[Series]) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
 <text x="{}" y="24" font-size="15" text-anchor="middle">{}</text>
 <rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>
-"#,
+"##,
         left + pw / 2.0,
         escape(title)
     );
