@@ -32,6 +32,12 @@ pub enum Command {
     Export(ExportArgs),
     /// Fine-tune an encoder to follow instructions (InF-Embed objectives, InfoNCE, dual views).
     Train(TrainArgs),
+    /// Make instruction-following training data (offline attribute constraints, or an LLM).
+    Synth {
+        /// Which synthesis.
+        #[command(subcommand)]
+        command: crate::synth::SynthCommand,
+    },
 }
 
 /// `trainer train`: every setting comes from `--config FILE` (JSON), overridden by the flags

@@ -48,20 +48,19 @@ impl LlmJudgeConfig {
 /// Judges (instruction, query, passage) triples with an LLM.
 pub struct LlmJudge {
     config: LlmJudgeConfig,
-    agent: ureq::Agent,
+    client: crate::chat::ChatClient,
     /// Number of requests made (for the progress line).
     pub requests: usize,
 }
 
 impl LlmJudge {
-    /// A judge with a 60 s timeout per request.
+    /// A judge over the shared chat client (timeouts, retries with backoff).
     pub fn new(config: LlmJudgeConfig) -> Self {
-        let agent = ureq::AgentBuilder::new()
-            .timeout(std::time::Duration::from_secs(60))
-            .build();
+        let mut client = crate::chat::ChatClient::new(&config.base_url, &config.api_key);
+        client.attempts = 3;
         LlmJudge {
             config,
-            agent,
+            client,
             requests: 0,
         }
     }
@@ -82,31 +81,10 @@ impl LlmJudge {
     }
 
     fn ask(&mut self, body: &Value) -> Result<Value> {
-        let url = format!(
-            "{}/chat/completions",
-            self.config.base_url.trim_end_matches('/')
-        );
-        let mut req = self.agent.post(&url);
-        if !self.config.api_key.is_empty() {
-            req = req.set("Authorization", &format!("Bearer {}", self.config.api_key));
-        }
         self.requests += 1;
-        let mut last = String::new();
-        for attempt in 0..3 {
-            match req.clone().send_json(body.clone()) {
-                Ok(resp) => {
-                    return resp.into_json::<Value>().map_err(|e| {
-                        EngineError::Invalid(format!("LLM judge {url}: unreadable answer: {e}"))
-                    })
-                }
-                Err(ureq::Error::Status(code, resp)) if code == 429 || code >= 500 => {
-                    last = format!("HTTP {code}: {}", resp.into_string().unwrap_or_default());
-                    std::thread::sleep(std::time::Duration::from_millis(500 << attempt));
-                }
-                Err(e) => return Err(EngineError::Invalid(format!("LLM judge {url}: {e}"))),
-            }
-        }
-        Err(EngineError::Invalid(format!("LLM judge {url}: {last}")))
+        self.client
+            .send(body)
+            .map_err(|e| EngineError::Invalid(format!("LLM judge {e}")))
     }
 }
 

@@ -2,6 +2,7 @@
 //! format and retrieval concept lives in the `engine` crate; this binary parses arguments,
 //! shows progress and prints results.
 
+mod chat;
 mod cli;
 mod demo;
 mod embed;
@@ -9,6 +10,8 @@ mod eval;
 mod judge;
 mod progress;
 mod search;
+mod synth;
+mod synth_llm;
 mod train;
 
 use clap::{CommandFactory, FromArgMatches};
@@ -53,6 +56,7 @@ fn main() {
         cli::Command::Eval(a) => eval::run(a),
         cli::Command::Export(a) => export(a),
         cli::Command::Train(a) => train::run(a),
+        cli::Command::Synth { command } => synth::run(command),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -3,6 +3,7 @@
 //! ([`objectives`]) and the differentiable embedding of texts ([`embed`]). The loop itself
 //! (optimiser, checkpoints, logs) is the `trainer` binary's.
 
+pub mod attributes;
 pub mod batch;
 pub mod objectives;
 pub mod records;

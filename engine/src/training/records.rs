@@ -51,6 +51,23 @@ pub struct InstructionNegativeRecord {
     pub instruction_reversed: Option<String>,
 }
 
+impl InstructionNegativeRecord {
+    /// The record as one JSON line of formats.md §3.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "query": self.query,
+            "instruction": self.instruction,
+            "positive": self.positive,
+            "negatives": self.negatives,
+            "instruction_negatives": self.instruction_negatives,
+        });
+        if let Some(r) = &self.instruction_reversed {
+            v["instruction_reversed"] = serde_json::Value::String(r.clone());
+        }
+        v
+    }
+}
+
 /// One line of a training file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TrainingRecord {

@@ -1,0 +1,649 @@
+//! `trainer synth llm`: the two LLM pipelines of the seeds against any OpenAI-compatible chat
+//! endpoint.
+//!
+//! * `--pipeline inf-ir` (seeds-spec §2.2), from seed `{"query", "positive"}` lines: generate an
+//!   instruction I+ for (Q+, P+); poison it into I- and the query into Q-; write the passages
+//!   P1- for (I-, Q+) and P2- for (I+, Q-); then a judge model must pick the intended passage
+//!   of each of the three tuples among the record's passages plus random distractors. A record
+//!   is kept only when all three picks are right. Synthetic instructions and queries are cut at
+//!   their first newline (App. B.1).
+//! * `--pipeline dual-view` (seeds-spec §3.2), from instruction-negative records: one
+//!   complementary instruction per record under which the first instruction negative becomes
+//!   relevant; `None` answers are dropped.
+//!
+//! Prompts are the readable files in `trainer/prompts/` (or `--prompts DIR`). Every answer is
+//! cached on disk under a hash of (model, temperature, prompt), so an interrupted job resumes
+//! without paying twice; answers that do not parse are rejected, counted and logged to
+//! `OUTPUT.rejects.jsonl`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use engine::rng::SplitMix64;
+use engine::training::TrainingRecord;
+
+use crate::chat::{message_text, ChatClient};
+
+/// `trainer synth llm`.
+#[derive(Args, Debug)]
+pub struct LlmArgs {
+    /// inf-ir (seed {"query", "positive"} lines) or dual-view (instruction-negative records).
+    #[arg(long, value_parser = ["inf-ir", "dual-view"])]
+    pub pipeline: String,
+    /// Input JSONL.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// Output JSONL of training records (formats.md §3), in input order.
+    #[arg(long)]
+    pub output: PathBuf,
+    /// OpenAI-compatible base URL (else $IFIR_SYNTH_BASE_URL).
+    #[arg(long, env = "IFIR_SYNTH_BASE_URL")]
+    pub base_url: String,
+    /// Generator model.
+    #[arg(long, env = "IFIR_SYNTH_MODEL", default_value = "gpt-4o-mini")]
+    pub model: String,
+    /// Judge model of the InF-IR validation (the seeds use o3-mini).
+    #[arg(long, env = "IFIR_SYNTH_JUDGE_MODEL", default_value = "o3-mini")]
+    pub judge_model: String,
+    /// API key (else $IFIR_SYNTH_API_KEY, else $OPENAI_API_KEY).
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Attempts per request (retries back off exponentially).
+    #[arg(long, default_value_t = 5)]
+    pub attempts: u32,
+    /// Answer cache (default: OUTPUT.cache/).
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Folder overriding the built-in prompt files (same names as trainer/prompts/).
+    #[arg(long)]
+    pub prompts: Option<PathBuf>,
+    /// Random distractor passages shown to the judge besides the record's own.
+    #[arg(long, default_value_t = 3)]
+    pub distractors: usize,
+    /// Sampling temperature of generation (the judge uses 0).
+    #[arg(long, default_value_t = 0.7)]
+    pub temperature: f64,
+    /// Seed of the distractors and candidate order.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// The prompt files, built in and overridable.
+struct Prompts(BTreeMap<&'static str, String>);
+
+const PROMPT_FILES: [(&str, &str); 6] = [
+    (
+        "inf_ir_instruction",
+        include_str!("../prompts/inf_ir_instruction.txt"),
+    ),
+    (
+        "inf_ir_poison_instruction",
+        include_str!("../prompts/inf_ir_poison_instruction.txt"),
+    ),
+    (
+        "inf_ir_poison_query",
+        include_str!("../prompts/inf_ir_poison_query.txt"),
+    ),
+    (
+        "inf_ir_passage",
+        include_str!("../prompts/inf_ir_passage.txt"),
+    ),
+    ("inf_ir_judge", include_str!("../prompts/inf_ir_judge.txt")),
+    ("dual_view", include_str!("../prompts/dual_view.txt")),
+];
+
+impl Prompts {
+    fn load(dir: Option<&Path>) -> anyhow::Result<Self> {
+        let mut map = BTreeMap::new();
+        for (name, text) in PROMPT_FILES {
+            let text = match dir {
+                Some(d) if d.join(format!("{name}.txt")).is_file() => {
+                    let p = d.join(format!("{name}.txt"));
+                    std::fs::read_to_string(&p)
+                        .with_context(|| format!("{}: cannot read", p.display()))?
+                }
+                _ => text.to_string(),
+            };
+            map.insert(name, text);
+        }
+        Ok(Prompts(map))
+    }
+
+    fn fill(&self, name: &str, fields: &[(&str, &str)]) -> String {
+        let mut text = self.0[name].clone();
+        for (k, v) in fields {
+            text = text.replace(&format!("{{{k}}}"), v);
+        }
+        text
+    }
+}
+
+/// Counters of a job.
+#[derive(Default)]
+struct Stats {
+    requests: AtomicUsize,
+    cached: AtomicUsize,
+    rejected: AtomicUsize,
+    judged_out: AtomicUsize,
+    none: AtomicUsize,
+}
+
+/// The model behind the pipelines: cached, counted chat calls.
+struct Llm<'a> {
+    client: ChatClient,
+    cache: PathBuf,
+    stats: &'a Stats,
+    rejects: Mutex<std::fs::File>,
+}
+
+impl Llm<'_> {
+    /// The answer text for `prompt` from `model`, from the cache when asked before.
+    fn ask(&self, model: &str, temperature: f64, prompt: &str) -> anyhow::Result<String> {
+        let mut h = Sha256::new();
+        h.update(model.as_bytes());
+        h.update([0]);
+        h.update(temperature.to_string().as_bytes());
+        h.update([0]);
+        h.update(prompt.as_bytes());
+        let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let path = self.cache.join(&key[..2]).join(format!("{key}.txt"));
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            self.stats.cached.fetch_add(1, Ordering::Relaxed);
+            return Ok(text);
+        }
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let body = json!({
+            "model": model,
+            "temperature": temperature,
+            "messages": [{"role": "user", "content": prompt}],
+        });
+        let answer = self.client.send(&body).map_err(|e| anyhow::anyhow!(e))?;
+        let text = message_text(&answer)
+            .with_context(|| {
+                format!(
+                    "{}: answer without choices[0].message.content",
+                    self.client.url()
+                )
+            })?
+            .to_string();
+        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
+        let partial = path.with_extension("partial");
+        std::fs::write(&partial, &text)?;
+        std::fs::rename(&partial, &path)?;
+        Ok(text)
+    }
+
+    fn reject(&self, item: usize, step: &str, reason: &str, text: &str) {
+        self.stats.rejected.fetch_add(1, Ordering::Relaxed);
+        let line = json!({"item": item, "step": step, "reason": reason, "answer": text});
+        if let Ok(mut f) = self.rejects.lock() {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
+/// The text after `label:` on the first line that starts with it, cut at the newline (the
+/// InF-IR rule-based filter). `multiline` keeps everything after the label instead.
+pub fn labelled(text: &str, label: &str, multiline: bool) -> Option<String> {
+    let prefix = format!("{label}:");
+    let start = text
+        .lines()
+        .position(|l| l.trim_start().starts_with(&prefix))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines[start].trim_start()[prefix.len()..].trim().to_string();
+    let value = if multiline {
+        std::iter::once(first.as_str())
+            .chain(lines[start + 1..].iter().copied())
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_string()
+    } else {
+        first
+    };
+    let value = value.trim_matches('"').trim().to_string();
+    (!value.is_empty()).then_some(value)
+}
+
+/// The dual-view answer: `Some(Some(instruction))`, `Some(None)` for an explicit `None`, or
+/// `None` when the answer has no well-formed `<answer>` block.
+pub fn dual_view_answer(text: &str) -> Option<Option<String>> {
+    let start = text.rfind("<answer>")? + "<answer>".len();
+    let end = start + text[start..].find("</answer>")?;
+    let inner = text[start..end].trim();
+    if inner == "None" {
+        return Some(None);
+    }
+    let open = "<new_instruction>";
+    let s = inner.find(open)? + open.len();
+    let e = s + inner[s..].find("</new_instruction>")?;
+    let instruction = inner[s..e]
+        .trim()
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    (!instruction.is_empty()).then_some(Some(instruction))
+}
+
+/// Runs the job.
+pub fn run(args: LlmArgs) -> anyhow::Result<()> {
+    let lines: Vec<(usize, Value)> = {
+        let text = engine::data::read_text(&args.input)?;
+        let mut out = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: Value = serde_json::from_str(line)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", args.input.display(), i + 1))?;
+            out.push((i + 1, v));
+        }
+        out
+    };
+    anyhow::ensure!(
+        !lines.is_empty(),
+        "{}: no input lines",
+        args.input.display()
+    );
+    // Validate every input line before paying for any request.
+    let inputs: Vec<Input> = lines
+        .iter()
+        .map(|(n, v)| {
+            Input::parse(&args.pipeline, v)
+                .map_err(|e| anyhow::anyhow!("{}:{n}: {e}", args.input.display()))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let key = args
+        .api_key
+        .clone()
+        .or_else(|| std::env::var("IFIR_SYNTH_API_KEY").ok())
+        .or_else(|| std::env::var("OPENAI_API_KEY").ok())
+        .unwrap_or_default();
+    let mut client = ChatClient::new(&args.base_url, &key);
+    client.attempts = args.attempts.max(1);
+    let cache = args
+        .cache
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.cache", args.output.display())));
+    let rejects_path = PathBuf::from(format!("{}.rejects.jsonl", args.output.display()));
+    let stats = Stats::default();
+    let llm = Llm {
+        client,
+        cache,
+        stats: &stats,
+        rejects: Mutex::new(
+            std::fs::File::create(&rejects_path)
+                .with_context(|| format!("{}: cannot create", rejects_path.display()))?,
+        ),
+    };
+    let prompts = Prompts::load(args.prompts.as_deref())?;
+    let pool: Vec<String> = inputs.iter().map(|i| i.positive().to_string()).collect();
+    let results: Vec<Mutex<Option<Value>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let next = AtomicUsize::new(0);
+    let bar = crate::progress::bar(inputs.len(), "synthesizing");
+    std::thread::scope(|s| {
+        for _ in 0..args.concurrency.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= inputs.len() {
+                    break;
+                }
+                let mut rng = SplitMix64::for_stream(args.seed, i as u64);
+                let job = Job {
+                    llm: &llm,
+                    prompts: &prompts,
+                    args: &args,
+                    pool: &pool,
+                    item: i,
+                };
+                match job.process(&inputs[i], &mut rng) {
+                    Ok(record) => *results[i].lock().expect("not poisoned") = record,
+                    Err(e) => errors
+                        .lock()
+                        .expect("not poisoned")
+                        .push(format!("input line {}: {e:#}", lines[i].0)),
+                }
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let errors = errors.into_inner().expect("not poisoned");
+    let kept: Vec<Value> = results
+        .into_iter()
+        .filter_map(|m| m.into_inner().expect("not poisoned"))
+        .collect();
+    let partial = args.output.with_extension("partial");
+    let mut f = std::fs::File::create(&partial)
+        .with_context(|| format!("{}: cannot create", partial.display()))?;
+    for r in &kept {
+        writeln!(f, "{r}")?;
+    }
+    drop(f);
+    std::fs::rename(&partial, &args.output)
+        .with_context(|| format!("{}: cannot write", args.output.display()))?;
+    eprintln!(
+        "{} of {} records kept in {}; {} requests, {} cached answers, {} rejected answers (see {}), {} failed validation, {} None answers, {} errors",
+        kept.len(),
+        inputs.len(),
+        args.output.display(),
+        stats.requests.load(Ordering::Relaxed),
+        stats.cached.load(Ordering::Relaxed),
+        stats.rejected.load(Ordering::Relaxed),
+        rejects_path.display(),
+        stats.judged_out.load(Ordering::Relaxed),
+        stats.none.load(Ordering::Relaxed),
+        errors.len()
+    );
+    if let Some(first) = errors.first() {
+        anyhow::bail!("{} inputs failed (their answers so far are cached; run again to resume); first: {first}", errors.len());
+    }
+    Ok(())
+}
+
+/// One validated input line.
+enum Input {
+    Seed { query: String, positive: String },
+    Record(engine::training::records::InstructionNegativeRecord),
+}
+
+impl Input {
+    fn parse(pipeline: &str, v: &Value) -> Result<Self, String> {
+        let field = |k: &str| -> Result<String, String> {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .filter(|s| !s.trim().is_empty())
+                .map(str::to_string)
+                .ok_or_else(|| format!("missing or empty field '{k}'"))
+        };
+        if pipeline == "inf-ir" {
+            return Ok(Input::Seed {
+                query: field("query")?,
+                positive: field("positive")?,
+            });
+        }
+        match TrainingRecord::parse(&v.to_string())? {
+            TrainingRecord::InstructionNegative(r) if !r.instruction_negatives.is_empty() => {
+                Ok(Input::Record(r))
+            }
+            TrainingRecord::InstructionNegative(_) => Err(
+                "the dual-view pipeline needs at least one entry in 'instruction_negatives'".into(),
+            ),
+            TrainingRecord::InfIr(_) => Err(
+                "the dual-view pipeline reads instruction-negative records, not InF-IR records"
+                    .into(),
+            ),
+        }
+    }
+
+    fn positive(&self) -> &str {
+        match self {
+            Input::Seed { positive, .. } => positive,
+            Input::Record(r) => &r.positive,
+        }
+    }
+}
+
+struct Job<'a> {
+    llm: &'a Llm<'a>,
+    prompts: &'a Prompts,
+    args: &'a LlmArgs,
+    pool: &'a [String],
+    item: usize,
+}
+
+impl Job<'_> {
+    fn generate(
+        &self,
+        prompt: &str,
+        step: &str,
+        label: &str,
+        multiline: bool,
+    ) -> anyhow::Result<Option<String>> {
+        let text = self
+            .llm
+            .ask(&self.args.model, self.args.temperature, prompt)?;
+        Ok(match labelled(&text, label, multiline) {
+            Some(v) => Some(v),
+            None => {
+                self.llm
+                    .reject(self.item, step, &format!("no '{label}:' line"), &text);
+                None
+            }
+        })
+    }
+
+    fn process(&self, input: &Input, rng: &mut SplitMix64) -> anyhow::Result<Option<Value>> {
+        match input {
+            Input::Seed { query, positive } => self.inf_ir(query, positive, rng),
+            Input::Record(r) => self.dual_view(r),
+        }
+    }
+
+    fn inf_ir(
+        &self,
+        query: &str,
+        positive: &str,
+        rng: &mut SplitMix64,
+    ) -> anyhow::Result<Option<Value>> {
+        let p = self.prompts;
+        let words = positive
+            .split_whitespace()
+            .count()
+            .clamp(30, 200)
+            .to_string();
+        let Some(i_pos) = self.generate(
+            &p.fill(
+                "inf_ir_instruction",
+                &[("query", query), ("passage", positive)],
+            ),
+            "instruction",
+            "Instruction",
+            false,
+        )?
+        else {
+            return Ok(None);
+        };
+        let fields = [
+            ("query", query),
+            ("instruction", i_pos.as_str()),
+            ("passage", positive),
+        ];
+        let Some(i_neg) = self.generate(
+            &p.fill("inf_ir_poison_instruction", &fields),
+            "poison-instruction",
+            "Instruction",
+            false,
+        )?
+        else {
+            return Ok(None);
+        };
+        let Some(q_neg) = self.generate(
+            &p.fill("inf_ir_poison_query", &fields),
+            "poison-query",
+            "Query",
+            false,
+        )?
+        else {
+            return Ok(None);
+        };
+        let passage = |instruction: &str, q: &str| {
+            p.fill(
+                "inf_ir_passage",
+                &[
+                    ("query", q),
+                    ("instruction", instruction),
+                    ("passage", positive),
+                    ("words", words.as_str()),
+                ],
+            )
+        };
+        let Some(p1) = self.generate(&passage(&i_neg, query), "passage-1", "Passage", true)? else {
+            return Ok(None);
+        };
+        let Some(p2) = self.generate(&passage(&i_pos, &q_neg), "passage-2", "Passage", true)?
+        else {
+            return Ok(None);
+        };
+        // Validation: each tuple's intended passage must be picked among the record's three
+        // passages plus distractors.
+        let mut candidates: Vec<&str> = vec![positive, &p1, &p2];
+        for _ in 0..self.args.distractors {
+            let d = &self.pool[rng.below(self.pool.len())];
+            if !candidates.contains(&d.as_str()) {
+                candidates.push(d);
+            }
+        }
+        rng.shuffle(&mut candidates);
+        let listing: String = candidates
+            .iter()
+            .enumerate()
+            .map(|(k, c)| format!("[{}] {c}\n", k + 1))
+            .collect();
+        for (instruction, q, intended) in [
+            (i_pos.as_str(), query, positive),
+            (&i_neg, query, &p1),
+            (&i_pos, &q_neg, &p2),
+        ] {
+            let prompt = p.fill(
+                "inf_ir_judge",
+                &[
+                    ("query", q),
+                    ("instruction", instruction),
+                    ("candidates", listing.as_str()),
+                ],
+            );
+            let text = self.llm.ask(&self.args.judge_model, 0.0, &prompt)?;
+            let pick = labelled(&text, "Answer", false).and_then(|a| {
+                a.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<usize>()
+                    .ok()
+            });
+            match pick {
+                Some(k) if (1..=candidates.len()).contains(&k) => {
+                    if candidates[k - 1] != intended {
+                        self.llm.stats.judged_out.fetch_add(1, Ordering::Relaxed);
+                        return Ok(None);
+                    }
+                }
+                _ => {
+                    self.llm.reject(
+                        self.item,
+                        "judge",
+                        "no valid 'Answer: <number>' line",
+                        &text,
+                    );
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(json!({
+            "query_positive": query,
+            "instruction_positive": i_pos,
+            "document_positive": positive,
+            "instruction_negative": i_neg,
+            "hard_negative_document_1": p1,
+            "query_negative": q_neg,
+            "hard_negative_document_2": p2,
+        })))
+    }
+
+    fn dual_view(
+        &self,
+        r: &engine::training::records::InstructionNegativeRecord,
+    ) -> anyhow::Result<Option<Value>> {
+        let others: String = r.instruction_negatives[1..]
+            .iter()
+            .enumerate()
+            .map(|(k, t)| format!("[{}] {t}\n", k + 1))
+            .collect();
+        let others = if others.is_empty() {
+            "(none)".to_string()
+        } else {
+            others
+        };
+        let prompt = self.prompts.fill(
+            "dual_view",
+            &[
+                ("query", &r.query),
+                ("instruction", &r.instruction),
+                ("positive", &r.positive),
+                ("negative", &r.instruction_negatives[0]),
+                ("others", &others),
+            ],
+        );
+        let text = self
+            .llm
+            .ask(&self.args.model, self.args.temperature, &prompt)?;
+        match dual_view_answer(&text) {
+            Some(Some(instruction)) => {
+                let mut out = r.clone();
+                out.instruction_reversed = Some(instruction);
+                Ok(Some(out.to_json()))
+            }
+            Some(None) => {
+                self.llm.stats.none.fetch_add(1, Ordering::Relaxed);
+                Ok(None)
+            }
+            None => {
+                self.llm
+                    .reject(self.item, "dual-view", "no <answer> block", &text);
+                Ok(None)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labelled_lines_are_parsed_strictly() {
+        assert_eq!(
+            labelled(
+                "Sure!\nInstruction: Only recent work.\nmore",
+                "Instruction",
+                false
+            )
+            .as_deref(),
+            Some("Only recent work.")
+        );
+        assert_eq!(labelled("Instruction:   ", "Instruction", false), None);
+        assert_eq!(labelled("no label here", "Instruction", false), None);
+        assert_eq!(
+            labelled("Passage: line one\nline two", "Passage", true).as_deref(),
+            Some("line one\nline two")
+        );
+        assert_eq!(
+            labelled("Query: \"quoted\"", "Query", false).as_deref(),
+            Some("quoted")
+        );
+    }
+
+    #[test]
+    fn dual_view_answers() {
+        assert_eq!(dual_view_answer("thinking...\n<answer><new_instruction> Only code in Rust. </new_instruction></answer>"), Some(Some("Only code in Rust.".into())));
+        assert_eq!(dual_view_answer("<answer>None</answer>"), Some(None));
+        assert_eq!(
+            dual_view_answer("<answer><new_instruction></new_instruction></answer>"),
+            None
+        );
+        assert_eq!(dual_view_answer("no tags"), None);
+    }
+}

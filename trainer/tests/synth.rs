@@ -1,0 +1,299 @@
+//! `trainer synth llm` end to end against a stub OpenAI-compatible server on 127.0.0.1 that
+//! answers each prompt by its task line: retries after a server error, strict parsing with
+//! rejects counted and logged, the judge's validation dropping a record, `None` answers
+//! dropped, and a second run served entirely from the cache.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ifir-synth-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn field<'a>(prompt: &'a str, label: &str) -> &'a str {
+    prompt
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{label}: ")))
+        .unwrap_or("")
+}
+
+/// The stub's answer to one prompt.
+fn answer(prompt: &str) -> String {
+    let task = prompt.lines().next().unwrap_or("");
+    let query = field(prompt, "Query");
+    if task.contains("instruction-generation") {
+        if query.contains("garbled") {
+            return "I cannot decide.".into();
+        }
+        return "Instruction: Only answers for beginners.\nextra line that must be cut".into();
+    }
+    if task.contains("instruction-poisoning") {
+        return "Instruction: Only answers for experts.".into();
+    }
+    if task.contains("query-poisoning") {
+        return format!("Query: {query} in winter");
+    }
+    if task.contains("passage-generation") {
+        return format!(
+            "Passage: Written for ({}) about ({query}).\nSecond line.",
+            field(prompt, "Instruction")
+        );
+    }
+    if task.contains("relevance-validation") {
+        let instruction = field(prompt, "Instruction");
+        // Candidates are "[k] text" lines.
+        let candidates: Vec<(usize, &str)> = prompt
+            .lines()
+            .filter_map(|l| {
+                let rest = l.strip_prefix('[')?;
+                let (k, text) = rest.split_once("] ")?;
+                Some((k.parse().ok()?, text))
+            })
+            .collect();
+        let intended = |c: &&(usize, &str)| {
+            if query.contains("winter") {
+                c.1.contains("winter)")
+            } else if instruction.contains("experts") {
+                c.1.contains("(Only answers for experts.)")
+            } else {
+                c.1.starts_with("Original passage") && c.1.contains(query)
+            }
+        };
+        let pick = candidates.iter().find(intended).map(|c| c.0).unwrap_or(1);
+        if query.contains("tricky") {
+            // A wrong pick: the record must be dropped.
+            let wrong = candidates
+                .iter()
+                .find(|c| !intended(c))
+                .map(|c| c.0)
+                .unwrap_or(1);
+            return format!("Answer: {wrong}");
+        }
+        return format!("Answer: {pick}");
+    }
+    if task.contains("complementary-instruction") {
+        if query.contains("impossible") {
+            return "No way.\n<answer>None</answer>".into();
+        }
+        return "Reasoning...\n<answer><new_instruction>Only the excluded one, please.</new_instruction></answer>".into();
+    }
+    "unknown task".into()
+}
+
+/// Serves chat completions until the test ends; the first request gets an HTTP 500.
+fn stub() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; length];
+            reader.read_exact(&mut body).unwrap();
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            let (status, payload) = if n == 0 {
+                (
+                    "500 Internal Server Error",
+                    "{\"error\":\"try again\"}".to_string(),
+                )
+            } else {
+                let request: Value = serde_json::from_slice(&body).unwrap();
+                let prompt = request["messages"][0]["content"].as_str().unwrap_or("");
+                let text = answer(prompt);
+                (
+                    "200 OK",
+                    json!({"choices": [{"message": {"role": "assistant", "content": text}}]})
+                        .to_string(),
+                )
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+                payload.len()
+            );
+        }
+    });
+    (url, count)
+}
+
+fn synth(url: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(["synth", "llm", "--base-url", url, "--concurrency", "3"])
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+}
+
+fn read_lines(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn inf_ir_pipeline_validates_caches_and_counts_rejects() {
+    let (url, count) = stub();
+    let dir = tmp("inf-ir");
+    let input = dir.join("seeds.jsonl");
+    let seeds = [
+        json!({"query": "bread baking", "positive": "Original passage about bread baking."}),
+        json!({"query": "tricky topic", "positive": "Original passage about a tricky topic."}),
+        json!({"query": "garbled topic", "positive": "Original passage about garbling."}),
+        json!({"query": "solar power", "positive": "Original passage about solar power."}),
+    ];
+    std::fs::write(
+        &input,
+        seeds
+            .iter()
+            .map(|s| s.to_string() + "\n")
+            .collect::<String>(),
+    )
+    .unwrap();
+    let output = dir.join("out.jsonl");
+    let args = [
+        "--pipeline",
+        "inf-ir",
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+        "--distractors",
+        "1",
+    ];
+    let out = synth(&url, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let records = read_lines(&output);
+    assert_eq!(records.len(), 2, "{err}");
+    assert_eq!(records[0]["query_positive"], "bread baking");
+    assert_eq!(records[1]["query_positive"], "solar power");
+    let r = &records[0];
+    assert_eq!(
+        r["instruction_positive"], "Only answers for beginners.",
+        "cut at the first newline"
+    );
+    assert_eq!(r["instruction_negative"], "Only answers for experts.");
+    assert_eq!(r["query_negative"], "bread baking in winter");
+    assert!(r["hard_negative_document_1"]
+        .as_str()
+        .unwrap()
+        .contains("experts"));
+    assert!(r["hard_negative_document_2"]
+        .as_str()
+        .unwrap()
+        .contains("Second line"));
+    // Every record parses as a training record.
+    for r in &records {
+        engine::training::TrainingRecord::parse(&r.to_string()).unwrap();
+    }
+    assert!(
+        err.contains("1 rejected answers") && err.contains("1 failed validation"),
+        "{err}"
+    );
+    let rejects =
+        std::fs::read_to_string(PathBuf::from(format!("{}.rejects.jsonl", output.display())))
+            .unwrap();
+    assert_eq!(rejects.lines().count(), 1);
+    assert!(rejects.contains("no 'Instruction:' line"));
+
+    // Resume: every answer comes from the cache, nothing new is asked.
+    let before = count.load(Ordering::SeqCst);
+    std::fs::remove_file(&output).unwrap();
+    let again = synth(&url, &args);
+    assert!(again.status.success());
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        before,
+        "the second run paid again"
+    );
+    assert_eq!(read_lines(&output), records);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("0 requests"));
+}
+
+#[test]
+fn dual_view_pipeline_drops_none_and_bad_input_is_refused() {
+    let (url, count) = stub();
+    let dir = tmp("dual-view");
+    let input = dir.join("records.jsonl");
+    let good = json!({"query": "rust lists", "instruction": "Only beginner material.", "positive": "Vec basics.", "negatives": [], "instruction_negatives": ["Advanced allocator internals."]});
+    let none = json!({"query": "impossible", "instruction": "x", "positive": "a", "negatives": [], "instruction_negatives": ["b", "c"]});
+    std::fs::write(&input, format!("{good}\n{none}\n")).unwrap();
+    let output = dir.join("out.jsonl");
+    let out = synth(
+        &url,
+        &[
+            "--pipeline",
+            "dual-view",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            output.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let records = read_lines(&output);
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        records[0]["instruction_reversed"],
+        "Only the excluded one, please."
+    );
+    assert!(err.contains("1 None answers"), "{err}");
+    let t = engine::training::TrainingRecord::parse(&records[0].to_string())
+        .unwrap()
+        .tuples(30);
+    assert_eq!(t[1].positive, "Advanced allocator internals.");
+
+    // A record without instruction negatives is refused before any request.
+    let before = count.load(Ordering::SeqCst);
+    std::fs::write(
+        &input,
+        format!(
+            "{good}\n{}\n",
+            json!({"query": "q", "instruction": "i", "positive": "p", "negatives": []})
+        ),
+    )
+    .unwrap();
+    let bad = synth(
+        &url,
+        &[
+            "--pipeline",
+            "dual-view",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            output.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("records.jsonl:2:") && err.contains("instruction_negatives"),
+        "{err}"
+    );
+    assert_eq!(count.load(Ordering::SeqCst), before);
+}
