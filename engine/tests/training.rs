@@ -459,14 +459,30 @@ fn epoch_order_is_a_seeded_permutation() {
 }
 
 #[test]
-fn instruction_sampling_keeps_every_anchor_instruction() {
+fn instruction_sampling_keeps_the_anchor_and_its_siblings() {
     let tuples: Vec<TrainingTuple> = (0..20)
         .map(|i| tuple(&format!("I{i}"), &format!("Q{i}"), &format!("P{i}"), &[]))
         .collect();
+    // Fraction 0: no sampled instructions, no cross pairs; each anchor's block is its own
+    // instruction and those sharing its query.
     let layout = BatchLayout::new(&tuples[..4], true, 0.0, &mut SplitMix64::new(1));
-    assert_eq!(layout.instruction_block.len(), 4);
-    // Instructions are all anchors' here, so sampling cannot drop any; pairs = 4 x 4.
-    assert_eq!(layout.pairs.len(), 16);
+    assert!(layout.instruction_block.is_empty());
+    assert_eq!(layout.pairs.len(), 4);
+    assert_eq!(layout.instruction_block_for(2), vec![2]);
+    let siblings = inf_ir_record().tuples(0);
+    let l = BatchLayout::new(&siblings, true, 0.0, &mut SplitMix64::new(1));
+    // Anchor t0 (I+, Q+): I+ and the poisoned I- share Q+.
+    assert_eq!(l.instruction_block_for(0).len(), 2);
+    assert_eq!(l.instruction_block_for(2).len(), 1);
+    // Fraction 1: all 4 instructions with all 4 queries.
+    let full = BatchLayout::new(&tuples[..4], true, 1.0, &mut SplitMix64::new(1));
+    assert_eq!(full.pairs.len(), 16);
+    let half = BatchLayout::new(&tuples, true, 0.5, &mut SplitMix64::new(1));
+    assert!(
+        half.instruction_block.len() > 3 && half.instruction_block.len() < 17,
+        "{}",
+        half.instruction_block.len()
+    );
     let none = BatchLayout::new(&tuples, false, 1.0, &mut SplitMix64::new(1));
     assert_eq!(none.pairs.len(), 20);
     assert!(none.instruction_block.is_empty());

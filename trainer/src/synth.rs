@@ -52,6 +52,9 @@ pub struct AttributesArgs {
     /// On-topic candidates considered per query (the most similar unjudged passages).
     #[arg(long, default_value_t = 10)]
     pub candidates: usize,
+    /// A candidate must score within this cosine of the relevant passage (equally on topic).
+    #[arg(long, default_value_t = 0.1)]
+    pub max_score_gap: f64,
     /// Records per query at most (each with another candidate).
     #[arg(long, default_value_t = 2)]
     pub per_query: usize,
@@ -90,6 +93,12 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
     let run = rank(&set, &passages, &queries, depth)?;
     let by_id: BTreeMap<&str, &engine::Passage> =
         set.corpus.iter().map(|p| (p.id.as_str(), p)).collect();
+    let row_of: BTreeMap<&str, usize> = set
+        .corpus
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id.as_str(), i))
+        .collect();
 
     let mut rng = SplitMix64::new(args.seed);
     let mut train = Vec::new();
@@ -101,8 +110,9 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
         String,
     )> = Vec::new();
     let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut heldout_queries: Vec<&engine::Query> = Vec::new();
     let mut skipped = 0usize;
-    for query in &set.queries {
+    for (q, query) in set.queries.iter().enumerate() {
         let Some(judged) = og.get(&query.id) else {
             continue;
         };
@@ -112,13 +122,24 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
         let Some(positive) = by_id.get(positive_id.as_str()) else {
             continue;
         };
+        let positive_score: f64 = queries
+            .row(q)
+            .iter()
+            .zip(passages.row(row_of[positive_id.as_str()]))
+            .map(|(a, b)| (*a as f64) * (*b as f64))
+            .sum();
         let candidates: Vec<&str> = engine::metrics::run::rank(run.docs(&query.id).unwrap_or(&[]))
             .into_iter()
+            .filter(|(d, score)| {
+                !judged.contains_key(*d) && *score >= positive_score - args.max_score_gap
+            })
             .map(|(d, _)| d)
-            .filter(|d| !judged.contains_key(*d))
             .take(args.candidates)
             .collect();
         let hold = rng.uniform() < args.heldout_fraction;
+        if hold {
+            heldout_queries.push(query);
+        }
         let mut made = 0;
         let mut used_kinds = HashSet::new();
         for candidate_id in candidates {
@@ -195,6 +216,38 @@ fn write_jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> a
     f.flush()?;
     drop(f);
     std::fs::rename(&partial, path).with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// The held-out queries without instructions, with their original judgments: the general
+/// retrieval check on queries the model never trained on.
+fn write_retrieval(
+    dir: &Path,
+    set: &EvalSet,
+    og: &engine::data::Qrels,
+    queries: &[&engine::Query],
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir.join("qrels"))
+        .with_context(|| format!("{}: cannot create", dir.display()))?;
+    write_jsonl(
+        &dir.join("corpus.jsonl"),
+        set.corpus
+            .iter()
+            .map(|p| serde_json::json!({"_id": p.id, "title": p.title, "text": p.text})),
+    )?;
+    write_jsonl(
+        &dir.join("queries.jsonl"),
+        queries
+            .iter()
+            .map(|q| serde_json::json!({"_id": q.id, "text": q.text})),
+    )?;
+    let mut text = String::from("query-id\tcorpus-id\tscore\n");
+    for q in queries {
+        for (doc, level) in og.get(&q.id).into_iter().flatten() {
+            text.push_str(&format!("{}\t{doc}\t{level}\n", q.id));
+        }
+    }
+    std::fs::write(dir.join("qrels/og.tsv"), text)
+        .with_context(|| format!("{}: cannot write", dir.display()))
 }
 
 /// The held-out records as an evaluation set over the whole corpus.

@@ -12,6 +12,7 @@
 
 mod bench;
 mod model;
+mod recipe;
 mod setup;
 mod tasks;
 mod web;
@@ -91,6 +92,12 @@ enum Cmd {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
+    /// Fine-tune the first instruction-following model (synthesized data, train, evaluate before/after).
+    Recipe {
+        /// The larger GPU variant (recipes/if-minilm-gpu.json, built with the cuda feature).
+        #[arg(long)]
+        gpu: bool,
+    },
     /// Check that sentence-transformers loads a model written by `trainer train` (after `test`).
     StCompat,
     /// Evaluate the default model on every set at hand (with and without instructions) into RESULTS.md.
@@ -137,6 +144,7 @@ fn main() {
             &device,
         ),
         Cmd::StCompat => tasks::st_compat(),
+        Cmd::Recipe { gpu } => recipe::run_recipe(gpu),
     };
     if let Err(e) = result {
         eprintln!("xtask error: {e:#}");

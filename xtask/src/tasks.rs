@@ -137,10 +137,7 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
 pub fn st_compat() -> anyhow::Result<()> {
     let model_dir = model::fetch_default()?;
     let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let trainer = target.join("debug/trainer");
+    let trainer = target_dir().join("debug/trainer");
     if !trainer.is_file() {
         run(cargo().args([
             "build",
@@ -237,7 +234,7 @@ pub fn venv_python(packages: &[(&str, &str)]) -> anyhow::Result<PathBuf> {
     Ok(python)
 }
 
-fn home() -> PathBuf {
+pub fn home() -> PathBuf {
     std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/tmp"))
@@ -275,10 +272,7 @@ pub fn results() -> anyhow::Result<()> {
     }
     step("building trainer (release)");
     run(cargo().args(["build", "--release", "-p", "trainer"]))?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let trainer = target.join("release/trainer");
+    let trainer = target_dir().join("release/trainer");
     let metrics = "ndcg@10,map@1000,mrr@10,recall@100";
     let cache = home().join(".cache/ifir/passages");
     let mut table = String::new();
@@ -309,33 +303,18 @@ pub fn results() -> anyhow::Result<()> {
                     "with instruction"
                 }
             ));
-            let mut cmd = Command::new(&trainer);
-            cmd.args(["eval", "--json", "--metrics", metrics, "--set"])
-                .arg(dir)
-                .arg("--model")
-                .arg(&model_dir)
-                // Each set's passages are encoded once, for both rows.
-                .arg("--passage-cache")
-                .arg(&cache);
-            if no_instruction {
-                cmd.arg("--no-instruction");
-            }
-            cmd.current_dir(root());
-            let out = cmd
-                .output()
-                .with_context(|| format!("cannot start {}", trainer.display()))?;
-            if !out.status.success() {
-                // One unreadable set must not cost the others: say so in the table and go on.
-                let err = String::from_utf8_lossy(&out.stderr)
-                    .trim()
-                    .replace('|', "/");
-                println!("FAILED: {label}: {err}");
-                table.push_str(&format!(
-                    "| {label} | not evaluated: {err} | | | | | | | |\n"
-                ));
-                break;
-            }
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+            let v = match eval_json(&trainer, dir, &model_dir, &cache, metrics, no_instruction) {
+                Ok(v) => v,
+                Err(err) => {
+                    // One unreadable set must not cost the others: say so in the table and go on.
+                    let err = err.replace('|', "/");
+                    println!("FAILED: {label}: {err}");
+                    table.push_str(&format!(
+                        "| {label} | not evaluated: {err} | | | | | | | |\n"
+                    ));
+                    break;
+                }
+            };
             // The instructed mode when the set has one, else the og mode (BIRCO: og holds the objective).
             let mode = if v.get("changed").is_some() {
                 "changed"
@@ -377,18 +356,64 @@ pub fn results() -> anyhow::Result<()> {
          (averaged annotator votes); they are used as real-valued gains, and any level > 0 counts as\n\
          relevant for MAP, MRR and Recall.\n\n{table}"
     );
-    // Keep hand-written notes: only the part between the markers is regenerated.
-    let path = root().join("RESULTS.md");
-    let (start, end) = ("<!-- results:start -->", "<!-- results:end -->");
-    let doc = match std::fs::read_to_string(&path) {
-        Ok(old) if old.contains(start) && old.contains(end) => {
-            let (head, rest) = old.split_once(start).expect("marker present");
-            let (_, tail) = rest.split_once(end).expect("marker present");
-            format!("{head}{start}\n{doc}{end}{tail}")
-        }
-        _ => format!("{start}\n{doc}{end}\n"),
-    };
-    std::fs::write(&path, doc)?;
+    write_marked("results", &doc)?;
     println!("\nRESULTS.md written");
     Ok(())
+}
+
+/// `trainer eval --json` of `model` on the set `dir` (passages cached in `cache`), or the
+/// trainer's error message.
+pub fn eval_json(
+    trainer: &std::path::Path,
+    dir: &std::path::Path,
+    model: &std::path::Path,
+    cache: &std::path::Path,
+    metrics: &str,
+    no_instruction: bool,
+) -> Result<serde_json::Value, String> {
+    let mut cmd = Command::new(trainer);
+    cmd.args(["eval", "--json", "--metrics", metrics, "--set"])
+        .arg(dir)
+        .arg("--model")
+        .arg(model)
+        .arg("--passage-cache")
+        .arg(cache)
+        .current_dir(root());
+    if no_instruction {
+        cmd.arg("--no-instruction");
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", trainer.display()))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable trainer output: {e}"))
+}
+
+/// Replaces the part of RESULTS.md between `<!-- NAME:start -->` and `<!-- NAME:end -->`
+/// (appending the block when absent), keeping the hand-written notes around it.
+pub fn write_marked(name: &str, doc: &str) -> anyhow::Result<()> {
+    let path = root().join("RESULTS.md");
+    let (start, end) = (
+        format!("<!-- {name}:start -->"),
+        format!("<!-- {name}:end -->"),
+    );
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    let new = match (old.split_once(&start), old.contains(&end)) {
+        (Some((head, rest)), true) => {
+            let (_, tail) = rest.split_once(&end).expect("marker present");
+            format!("{head}{start}\n{doc}{end}{tail}")
+        }
+        _ => format!("{old}\n{start}\n{doc}{end}\n"),
+    };
+    std::fs::write(&path, new)?;
+    Ok(())
+}
+
+/// `$CARGO_TARGET_DIR` (or `target/`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
 }

@@ -132,8 +132,9 @@ pub struct BatchLayout {
     pub instruction_count: Vec<u32>,
     /// How many tuples use each tuple pair.
     pub pair_count: Vec<u32>,
-    /// The instructions of the I block (every one, or a seeded sample that always keeps each
-    /// tuple's own instruction).
+    /// The sampled instructions of the I block (every one at fraction 1). Each anchor's block
+    /// adds the instructions of the tuples that share its query, so its own positive and its
+    /// hardest instruction negatives (the poisoned sibling, the reversed view) are always in.
     pub instruction_block: Vec<usize>,
     pair_of: HashMap<(usize, usize), usize>,
 }
@@ -148,9 +149,9 @@ fn intern(list: &mut Vec<String>, map: &mut HashMap<String, usize>, text: &str) 
 }
 
 impl BatchLayout {
-    /// Lays out `tuples`. With `instruction_block`, the I block's cross pairs (every chosen
-    /// instruction joined with every query) are added; `instruction_fraction` < 1 keeps that
-    /// share of the other instructions (the reference code's `div_neg_batch`), drawn from `rng`.
+    /// Lays out `tuples`. With `instruction_block`, the I block's cross pairs (every sampled
+    /// instruction joined with every query) are added; `instruction_fraction` < 1 samples that
+    /// share of the instructions (the reference code's `div_neg_batch`) with `rng`.
     pub fn new(
         tuples: &[TrainingTuple],
         instruction_block: bool,
@@ -194,16 +195,9 @@ impl BatchLayout {
             l.pair_count[t.pair] += 1;
         }
         if instruction_block {
-            let mut keep = vec![instruction_fraction >= 1.0; l.instructions.len()];
-            if instruction_fraction < 1.0 {
-                for k in keep.iter_mut() {
-                    *k = rng.uniform() < instruction_fraction;
-                }
-                for t in &l.tuples {
-                    keep[t.instruction] = true;
-                }
-            }
-            l.instruction_block = (0..l.instructions.len()).filter(|&j| keep[j]).collect();
+            l.instruction_block = (0..l.instructions.len())
+                .filter(|_| instruction_fraction >= 1.0 || rng.uniform() < instruction_fraction)
+                .collect();
             for &j in &l.instruction_block.clone() {
                 for q in 0..l.queries.len() {
                     let next = l.pairs.len();
@@ -214,6 +208,26 @@ impl BatchLayout {
             }
         }
         l
+    }
+
+    /// The I block of anchor tuple `i`: the sampled instructions plus those of every tuple
+    /// with the same query, without repeats, in index order.
+    pub fn instruction_block_for(&self, i: usize) -> Vec<usize> {
+        let q = self.tuples[i].query;
+        let mut block: Vec<usize> = self
+            .instruction_block
+            .iter()
+            .copied()
+            .chain(
+                self.tuples
+                    .iter()
+                    .filter(|t| t.query == q)
+                    .map(|t| t.instruction),
+            )
+            .collect();
+        block.sort_unstable();
+        block.dedup();
+        block
     }
 
     /// The pair index of (instruction `j`, query `q`), if laid out.

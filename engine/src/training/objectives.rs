@@ -6,7 +6,8 @@
 //!
 //! * block **P**: `s(p_m, iq_i)` for every passage `m` of the batch (hard and in-batch
 //!   negatives);
-//! * block **I**: `s(p_i, (I_j, Q_i))` for every (sampled) instruction `j` of the batch;
+//! * block **I**: `s(p_i, (I_j, Q_i))` for every (sampled) instruction `j` of the batch, always
+//!   including those of the tuples that share the anchor's query;
 //! * block **IQ**: `s(p_i, iq_k)` for every tuple pair `k` of the batch.
 //!
 //! Univariate objectives sum one cross-entropy per retained block; multivariate objectives take
@@ -250,9 +251,9 @@ impl Loss {
                 .map(|m| (at(t.pair, m), l.passage_count[m], m == t.positive))
                 .collect(),
             Factor::I => l
-                .instruction_block
-                .iter()
-                .map(|&j| {
+                .instruction_block_for(i)
+                .into_iter()
+                .map(|j| {
                     let pair = l
                         .pair(j, t.query)
                         .expect("the layout holds every I-block pair");
