@@ -7,7 +7,8 @@
 // 4. opens teach mode on p-MRR and checks the breakdown;
 // 5. reloads from the shared URL and checks the state came back (and the model came from cache);
 // 6. uploads a corpus with <img onerror> and <script> payloads: rendered as text, nothing runs;
-// 7. loads the embed example page (the demo in an iframe inside a mock docs page).
+// 7. loads the embed example page (the demo in an iframe inside a mock docs page);
+// 8. loads the custom-element example (<ifir-demo> with query and instruction attributes).
 // Screenshots and a JSON summary go to ARTIFACTS_DIR.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -164,6 +165,18 @@ try {
   await frame.getByTestId('model-status').filter({ hasText: 'ready' }).waitFor({ timeout: 300_000 });
   check('the demo works embedded in a docs page', true);
   await embed.screenshot({ path: path.join(outDir, '05-embed.png'), fullPage: true });
+
+  // 8. The custom element: one module script, the state from its attributes.
+  const element = await context.newPage();
+  await element.goto(new URL('public/embed-element.html', url).href);
+  const inner = element.frameLocator('ifir-demo iframe');
+  await inner.getByTestId('model-status').filter({ hasText: 'ready' }).waitFor({ timeout: 300_000 });
+  const query = await inner.getByTestId('query').inputValue();
+  const instruction = await inner.getByTestId('instruction').inputValue();
+  check('the <ifir-demo> element passes its attributes to the demo',
+    query === 'how to keep a sourdough starter alive' && instruction === 'Only forum posts from home bakers',
+    JSON.stringify({ query, instruction }));
+  await element.screenshot({ path: path.join(outDir, '06-element.png'), fullPage: true });
 } catch (e) {
   check('no exception', false, String(e));
   await page.screenshot({ path: path.join(outDir, 'failure.png'), fullPage: true }).catch(() => {});
