@@ -159,9 +159,6 @@ fn reference_loss(
                     .collect(),
             }
         };
-        let is_pos = |e: &(String, String, String)| {
-            e.0 == positive.0 && e.1 == positive.1 && e.2 == positive.2
-        };
         // Denominator terms of one softmax over the given blocks.
         let denominator = |blocks: &[&str]| -> f64 {
             let mut sum = 0.0;
@@ -172,19 +169,11 @@ fn reference_loss(
                     }
                 }
             } else {
-                let mut seen_positive = false;
-                for f in blocks {
-                    let distinct: BTreeSet<(String, String, String)> =
-                        block(f).into_iter().collect();
-                    for e in distinct {
-                        if is_pos(&e) {
-                            if seen_positive {
-                                continue;
-                            }
-                            seen_positive = true;
-                        }
-                        sum += s(&e.0, &e.1, &e.2).exp();
-                    }
+                // Every distinct (instruction, query, passage) once, the positive included.
+                let distinct: BTreeSet<(String, String, String)> =
+                    blocks.iter().flat_map(|f| block(f)).collect();
+                for e in distinct {
+                    sum += s(&e.0, &e.1, &e.2).exp();
                 }
             }
             sum

@@ -38,7 +38,12 @@ impl ChatClient {
     }
 
     /// Sends `body` (a chat-completions request) and returns the JSON answer.
-    pub fn send(&self, body: &Value) -> Result<Value, String> {
+    pub fn send(&self, body: &Value) -> Result<Value, ChatError> {
+        self.send_inner(body)
+            .map_err(|(message, fatal)| ChatError { message, fatal })
+    }
+
+    fn send_inner(&self, body: &Value) -> Result<Value, (String, bool)> {
         let mut last = String::new();
         let mut wait = self.backoff;
         for attempt in 0..self.attempts.max(1) {
@@ -54,27 +59,53 @@ impl ChatClient {
                 Ok(resp) => {
                     return resp
                         .into_json::<Value>()
-                        .map_err(|e| format!("{}: unreadable answer: {e}", self.url))
+                        .map_err(|e| (format!("{}: unreadable answer: {e}", self.url), false))
                 }
                 Err(ureq::Error::Status(code, resp)) if code == 429 || code >= 500 => {
                     last = format!("HTTP {code}: {}", resp.into_string().unwrap_or_default());
                 }
                 Err(ureq::Error::Status(code, resp)) => {
-                    return Err(format!(
-                        "{}: HTTP {code}: {}",
-                        self.url,
-                        resp.into_string().unwrap_or_default()
-                    ))
+                    // A request the server refuses (bad key, unknown model, bad parameter)
+                    // fails the same way every time: fatal for the whole job.
+                    return Err((
+                        format!(
+                            "{}: HTTP {code}: {}",
+                            self.url,
+                            resp.into_string().unwrap_or_default()
+                        ),
+                        true,
+                    ));
                 }
                 Err(e) => last = e.to_string(),
             }
         }
-        Err(format!(
-            "{}: gave up after {} attempts: {last}",
-            self.url, self.attempts
+        Err((
+            format!(
+                "{}: gave up after {} attempts: {last}",
+                self.url, self.attempts
+            ),
+            false,
         ))
     }
 }
+
+/// A failed chat request.
+#[derive(Debug, Clone)]
+pub struct ChatError {
+    /// What happened, with the URL.
+    pub message: String,
+    /// The server refused the request itself (HTTP 4xx other than 429): retrying or sending
+    /// more requests like it cannot succeed.
+    pub fatal: bool,
+}
+
+impl std::fmt::Display for ChatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ChatError {}
 
 /// The assistant message text of a chat-completions answer.
 pub fn message_text(answer: &Value) -> Option<&str> {

@@ -136,7 +136,8 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
             .map(|(d, _)| d)
             .take(args.candidates)
             .collect();
-        let hold = rng.uniform() < args.heldout_fraction;
+        // Drawn either way, so a seed gives the same records with or without --heldout.
+        let hold = rng.uniform() < args.heldout_fraction && args.heldout.is_some();
         if hold {
             heldout_queries.push(query);
         }
@@ -190,11 +191,14 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
             .join(", ")
     );
     if let Some(dir) = &args.heldout {
-        write_heldout(dir, &set, &heldout)?;
+        write_heldout(&dir.join("instructions"), &set, &heldout)?;
+        write_retrieval(&dir.join("retrieval"), &set, og, &heldout_queries)?;
         eprintln!(
-            "{} held-out queries written to {} (evaluation set)",
+            "held out: {} instruction queries in {} and {} plain queries in {} (evaluation sets)",
             heldout.len(),
-            dir.display()
+            dir.join("instructions").display(),
+            heldout_queries.len(),
+            dir.join("retrieval").display()
         );
     }
     Ok(())

@@ -71,7 +71,8 @@ pub struct LlmArgs {
     /// Random distractor passages shown to the judge besides the record's own.
     #[arg(long, default_value_t = 3)]
     pub distractors: usize,
-    /// Sampling temperature of generation (the judge uses 0).
+    /// Sampling temperature of generation (the judge is sent none: reasoning models such as
+    /// o3-mini accept only their default).
     #[arg(long, default_value_t = 0.7)]
     pub temperature: f64,
     /// Seed of the distractors and candidate order.
@@ -140,20 +141,32 @@ struct Stats {
 }
 
 /// The model behind the pipelines: cached, counted chat calls.
+/// Answers that do not parse are asked again this many times in all.
+const PARSE_ATTEMPTS: usize = 2;
+
 struct Llm<'a> {
     client: ChatClient,
+    abort: std::sync::atomic::AtomicBool,
     cache: PathBuf,
     stats: &'a Stats,
     rejects: Mutex<std::fs::File>,
 }
 
 impl Llm<'_> {
-    /// The answer text for `prompt` from `model`, from the cache when asked before.
-    fn ask(&self, model: &str, temperature: f64, prompt: &str) -> anyhow::Result<String> {
+    /// The answer text for `prompt` from `model`, from the cache when asked before. `attempt`
+    /// > 0 asks again (another cache entry) after an answer that did not parse. Without a
+    /// temperature the server's default is used (reasoning models accept no other).
+    fn ask(
+        &self,
+        model: &str,
+        temperature: Option<f64>,
+        prompt: &str,
+        attempt: usize,
+    ) -> anyhow::Result<String> {
         let mut h = Sha256::new();
         h.update(model.as_bytes());
         h.update([0]);
-        h.update(temperature.to_string().as_bytes());
+        h.update(format!("{temperature:?}#{attempt}").as_bytes());
         h.update([0]);
         h.update(prompt.as_bytes());
         let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
@@ -162,13 +175,23 @@ impl Llm<'_> {
             self.stats.cached.fetch_add(1, Ordering::Relaxed);
             return Ok(text);
         }
+        if self.abort.load(Ordering::Relaxed) {
+            anyhow::bail!("stopped: an earlier request was refused by the server");
+        }
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
-        let body = json!({
+        let mut body = json!({
             "model": model,
-            "temperature": temperature,
             "messages": [{"role": "user", "content": prompt}],
         });
-        let answer = self.client.send(&body).map_err(|e| anyhow::anyhow!(e))?;
+        if let Some(t) = temperature {
+            body["temperature"] = json!(t);
+        }
+        let answer = self.client.send(&body).map_err(|e| {
+            if e.fatal {
+                self.abort.store(true, Ordering::Relaxed);
+            }
+            anyhow::anyhow!(e)
+        })?;
         let text = message_text(&answer)
             .with_context(|| {
                 format!(
@@ -178,10 +201,36 @@ impl Llm<'_> {
             })?
             .to_string();
         std::fs::create_dir_all(path.parent().expect("has a parent"))?;
-        let partial = path.with_extension("partial");
+        static UNIQUE: AtomicUsize = AtomicUsize::new(0);
+        let partial = path.with_extension(format!(
+            "{}.{}.partial",
+            std::process::id(),
+            UNIQUE.fetch_add(1, Ordering::Relaxed)
+        ));
         std::fs::write(&partial, &text)?;
         std::fs::rename(&partial, &path)?;
         Ok(text)
+    }
+
+    /// Asks until `parse` accepts the answer, at most [`PARSE_ATTEMPTS`] times; each rejected
+    /// answer is counted and logged.
+    fn ask_parsed<T>(
+        &self,
+        item: usize,
+        step: &str,
+        model: &str,
+        temperature: Option<f64>,
+        prompt: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> anyhow::Result<Option<T>> {
+        for attempt in 0..PARSE_ATTEMPTS {
+            let text = self.ask(model, temperature, prompt, attempt)?;
+            match parse(&text) {
+                Ok(v) => return Ok(Some(v)),
+                Err(reason) => self.reject(item, step, &reason, &text),
+            }
+        }
+        Ok(None)
     }
 
     fn reject(&self, item: usize, step: &str, reason: &str, text: &str) {
@@ -282,6 +331,7 @@ pub fn run(args: LlmArgs) -> anyhow::Result<()> {
     let stats = Stats::default();
     let llm = Llm {
         client,
+        abort: Default::default(),
         cache,
         stats: &stats,
         rejects: Mutex::new(
@@ -414,17 +464,14 @@ impl Job<'_> {
         label: &str,
         multiline: bool,
     ) -> anyhow::Result<Option<String>> {
-        let text = self
-            .llm
-            .ask(&self.args.model, self.args.temperature, prompt)?;
-        Ok(match labelled(&text, label, multiline) {
-            Some(v) => Some(v),
-            None => {
-                self.llm
-                    .reject(self.item, step, &format!("no '{label}:' line"), &text);
-                None
-            }
-        })
+        self.llm.ask_parsed(
+            self.item,
+            step,
+            &self.args.model,
+            Some(self.args.temperature),
+            prompt,
+            |text| labelled(text, label, multiline).ok_or_else(|| format!("no '{label}:' line")),
+        )
     }
 
     fn process(&self, input: &Input, rng: &mut SplitMix64) -> anyhow::Result<Option<Value>> {
@@ -499,6 +546,16 @@ impl Job<'_> {
         else {
             return Ok(None);
         };
+        // A poisoned text equal to its original makes no negative.
+        if i_neg == i_pos || q_neg == query || p1 == positive || p2 == positive || p1 == p2 {
+            self.llm.reject(
+                self.item,
+                "poisoning",
+                "a poisoned instruction, query or passage equals its original",
+                &format!("{i_neg}\n{q_neg}"),
+            );
+            return Ok(None);
+        }
         // Validation: each tuple's intended passage must be picked among the record's three
         // passages plus distractors.
         let mut candidates: Vec<&str> = vec![positive, &p1, &p2];
@@ -527,29 +584,33 @@ impl Job<'_> {
                     ("candidates", listing.as_str()),
                 ],
             );
-            let text = self.llm.ask(&self.args.judge_model, 0.0, &prompt)?;
-            let pick = labelled(&text, "Answer", false).and_then(|a| {
-                a.trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .parse::<usize>()
-                    .ok()
-            });
-            match pick {
-                Some(k) if (1..=candidates.len()).contains(&k) => {
-                    if candidates[k - 1] != intended {
-                        self.llm.stats.judged_out.fetch_add(1, Ordering::Relaxed);
-                        return Ok(None);
-                    }
-                }
-                _ => {
-                    self.llm.reject(
-                        self.item,
-                        "judge",
-                        "no valid 'Answer: <number>' line",
-                        &text,
-                    );
-                    return Ok(None);
-                }
+            let n = candidates.len();
+            let pick = self.llm.ask_parsed(
+                self.item,
+                "judge",
+                &self.args.judge_model,
+                None,
+                &prompt,
+                |text| {
+                    labelled(text, "Answer", false)
+                        .and_then(|a| {
+                            let digits: String = a
+                                .trim_start_matches('[')
+                                .chars()
+                                .take_while(|c| c.is_ascii_digit())
+                                .collect();
+                            digits.parse::<usize>().ok()
+                        })
+                        .filter(|k| (1..=n).contains(k))
+                        .ok_or_else(|| "no valid 'Answer: <number>' line".to_string())
+                },
+            )?;
+            let Some(k) = pick else {
+                return Ok(None);
+            };
+            if candidates[k - 1] != intended {
+                self.llm.stats.judged_out.fetch_add(1, Ordering::Relaxed);
+                return Ok(None);
             }
         }
         Ok(Some(json!({
@@ -587,10 +648,15 @@ impl Job<'_> {
                 ("others", &others),
             ],
         );
-        let text = self
-            .llm
-            .ask(&self.args.model, self.args.temperature, &prompt)?;
-        match dual_view_answer(&text) {
+        let answer = self.llm.ask_parsed(
+            self.item,
+            "dual-view",
+            &self.args.model,
+            Some(self.args.temperature),
+            &prompt,
+            |text| dual_view_answer(text).ok_or_else(|| "no <answer> block".to_string()),
+        )?;
+        match answer {
             Some(Some(instruction)) => {
                 let mut out = r.clone();
                 out.instruction_reversed = Some(instruction);
@@ -600,11 +666,7 @@ impl Job<'_> {
                 self.llm.stats.none.fetch_add(1, Ordering::Relaxed);
                 Ok(None)
             }
-            None => {
-                self.llm
-                    .reject(self.item, "dual-view", "no <answer> block", &text);
-                Ok(None)
-            }
+            None => Ok(None),
         }
     }
 }

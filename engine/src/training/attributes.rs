@@ -38,30 +38,157 @@ pub const LONG_WORDS: usize = 75;
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
-        .map(|w| w.to_lowercase())
+        .map(|w| {
+            w.to_lowercase()
+                .trim_end_matches("'s")
+                .trim_matches('\'')
+                .to_string()
+        })
+        .filter(|w| !w.is_empty())
         .collect()
 }
 
-fn has_year(text: &str) -> bool {
-    text.split(|c: char| !c.is_ascii_digit())
-        .any(|run| run.len() == 4 && run.parse::<u32>().is_ok_and(|y| (1600..=2099).contains(&y)))
+/// The word without common inflections (`engines`, `engine's` and `engine` share `engine`), so
+/// "mentions" never calls a passage silent about a word it uses in another form.
+fn stem(word: &str) -> &str {
+    for suffix in ["ing", "ed", "es", "s"] {
+        if let Some(s) = word.strip_suffix(suffix) {
+            if s.len() >= 4 {
+                return s;
+            }
+        }
+    }
+    word
 }
 
+/// Spelled-out quantities: a passage with these but no digits is neither clearly with nor
+/// clearly without numbers.
+const NUMBER_WORDS: &[&str] = &[
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "hundred",
+    "hundreds",
+    "thousand",
+    "thousands",
+    "million",
+    "millions",
+    "billion",
+    "billions",
+    "dozen",
+    "dozens",
+    "half",
+];
+
+/// Units after a 4-digit number that make it a quantity rather than a year.
+const UNITS: &[&str] = &[
+    "mg", "g", "kg", "lb", "lbs", "oz", "ml", "l", "km", "m", "cm", "mm", "ft", "feet", "miles",
+    "calories", "kcal", "sq", "square", "acres", "people", "units", "dollars", "hours", "words",
+];
+
+/// Some(true) when the text names a year, Some(false) when it has no 4-digit number in the
+/// year range, None when its only candidates read as quantities ("2000 mg", "$1999").
+fn year(text: &str) -> Option<bool> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut ambiguous = false;
+    for (i, token) in tokens.iter().enumerate() {
+        let digits: String = token.chars().filter(|c| c.is_ascii_digit()).collect();
+        let bare = token.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        if digits.len() != 4 || bare != digits {
+            continue;
+        }
+        if !digits
+            .parse::<u32>()
+            .is_ok_and(|y| (1600..=2099).contains(&y))
+        {
+            continue;
+        }
+        let next = tokens
+            .get(i + 1)
+            .map(|t| {
+                t.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .unwrap_or_default();
+        if token.starts_with(['$', '€', '£']) || UNITS.contains(&next.as_str()) {
+            ambiguous = true;
+        } else {
+            return Some(true);
+        }
+    }
+    if ambiguous {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+/// Words that talk about money without naming an amount: ambiguous for "no money".
+const MONEY_HINTS: &[&str] = &[
+    "price",
+    "prices",
+    "cost",
+    "costs",
+    "paid",
+    "pay",
+    "fee",
+    "fees",
+    "salary",
+    "cheap",
+    "expensive",
+    "budget",
+    "afford",
+];
+const CURRENCY_WORDS: &[&str] = &[
+    "dollar", "dollars", "usd", "euro", "euros", "cents", "yen", "rupees", "gbp",
+];
+
 impl Constraint {
-    /// Whether `text` satisfies the constraint: `Some(true)`, `Some(false)`, or `None` when it
-    /// is neither (a length between the bands), which never makes a record.
+    /// Whether `text` satisfies the constraint: `Some(true)`, `Some(false)`, or `None` when the
+    /// text is neither clearly (a length between the bands, "three million" without digits,
+    /// "2000 mg", prices talked about without an amount), which never makes a record.
     pub fn holds(&self, text: &str) -> Option<bool> {
         Some(match self {
-            Constraint::Numbers => text.chars().any(|c| c.is_ascii_digit()),
-            Constraint::Year => has_year(text),
+            Constraint::Numbers => {
+                if text.chars().any(|c| c.is_ascii_digit()) {
+                    true
+                } else if words(text)
+                    .iter()
+                    .any(|w| NUMBER_WORDS.contains(&w.as_str()))
+                {
+                    return None;
+                } else {
+                    false
+                }
+            }
+            Constraint::Year => return year(text),
             Constraint::Money => {
-                text.contains(['$', '€', '£'])
-                    || words(text).iter().any(|w| {
-                        matches!(
-                            w.as_str(),
-                            "dollar" | "dollars" | "euro" | "euros" | "usd" | "pounds"
-                        )
-                    })
+                let w = words(text);
+                if text.contains(['$', '€', '£', '¥', '₹'])
+                    || w.iter().any(|x| CURRENCY_WORDS.contains(&x.as_str()))
+                {
+                    true
+                } else if w
+                    .iter()
+                    .any(|x| MONEY_HINTS.contains(&x.as_str()) || x == "pounds")
+                {
+                    return None;
+                } else {
+                    false
+                }
             }
             Constraint::Question => text.contains('?'),
             Constraint::Short => {
@@ -74,7 +201,10 @@ impl Constraint {
                     return None;
                 }
             }
-            Constraint::Mentions(word) => words(text).iter().any(|w| w == word),
+            Constraint::Mentions(word) => {
+                let target = stem(word);
+                words(text).iter().any(|w| stem(w) == target)
+            }
         })
     }
 
@@ -190,12 +320,16 @@ const STOPWORDS: &[&str] = &[
 /// A content word of `a` absent from `b` and from the query: a "mentions" constraint that
 /// separates the two passages without restating the topic.
 pub fn distinguishing_word(a: &str, b: &str, query: &str, rng: &mut SplitMix64) -> Option<String> {
-    let in_b: std::collections::HashSet<String> = words(b).into_iter().collect();
-    let in_q: std::collections::HashSet<String> = words(query).into_iter().collect();
+    let stems = |t: &str| -> std::collections::HashSet<String> {
+        words(t).iter().map(|w| stem(w).to_string()).collect()
+    };
+    let (in_b, in_q) = (stems(b), stems(query));
     let mut candidates: Vec<String> = words(a)
         .into_iter()
         .filter(|w| w.len() >= 5 && w.chars().all(|c| c.is_alphabetic()))
-        .filter(|w| !STOPWORDS.contains(&w.as_str()) && !in_b.contains(w) && !in_q.contains(w))
+        .filter(|w| {
+            !STOPWORDS.contains(&w.as_str()) && !in_b.contains(stem(w)) && !in_q.contains(stem(w))
+        })
         .collect();
     candidates.sort();
     candidates.dedup();

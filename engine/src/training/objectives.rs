@@ -16,7 +16,8 @@
 //!
 //! By default the positive appears exactly once and every other entry equal to it (the same
 //! instruction, query and passage texts, e.g. the I block's `(I+, Q+)` re-created by the
-//! sibling `(I+, Q-, P2-)`) is masked, and an exact duplicate negative counts once. With
+//! sibling `(I+, Q-, P2-)`) is masked, and an exact duplicate negative counts once, within a
+//! block and across the blocks of a multivariate objective. With
 //! `literal`, every block is the paper's full marginal sum instead: the positive counted in
 //! each block and duplicates counted as often as they occur (seeds-spec §2.5 worked example:
 //! 0.14293, 0.41972, 0.45619, and 1.25890 literal).
@@ -216,11 +217,18 @@ impl Loss {
             Objective::Multivariate(factors) => {
                 let rows = (0..layout.tuples.len())
                     .map(|i| {
-                        factors
+                        let entries = factors
                             .iter()
                             .enumerate()
-                            .flat_map(|(b, &factor)| self.block(factor, i, layout, b == 0, &at))
-                            .collect()
+                            .flat_map(|(b, &factor)| self.block(factor, i, layout, b == 0, &at));
+                        if self.literal {
+                            entries.collect()
+                        } else {
+                            // An entry that two blocks share (the I block's (I-, Q+) vs P+ is
+                            // also in the IQ block) counts once, like any duplicate.
+                            let mut seen = std::collections::HashSet::new();
+                            entries.filter(|(index, _)| seen.insert(*index)).collect()
+                        }
                     })
                     .collect();
                 self.cross_entropy(flat, rows, &targets)

@@ -30,6 +30,8 @@ pub struct CheckpointState {
     pub config: TrainConfig,
     /// Loss of the last step.
     pub loss: f64,
+    /// Valid training records (a resumed run must see the same data).
+    pub records: usize,
 }
 
 /// The run's checkpoint folder.
@@ -83,7 +85,17 @@ pub fn save(
         let path = partial.join(file);
         std::fs::write(&path, bytes).with_context(|| format!("{}: cannot write", path.display()))
     };
-    write(WEIGHTS, &model.bert.to_safetensors(None)?)?;
+    let tensors = model.bert.named_tensors()?;
+    if let Some((name, _, _)) = tensors
+        .iter()
+        .find(|(_, _, v)| v.iter().any(|x| !x.is_finite()))
+    {
+        anyhow::bail!(
+            "weight '{name}' is not finite at step {}: not writing this checkpoint (the last good one is kept); lower --lr and resume",
+            state.step
+        );
+    }
+    write(WEIGHTS, &engine::safetensors_io::write_f32(&tensors)?)?;
     if let Some(cross) = &model.cross {
         write(CROSS_ATTENTION_WEIGHTS, &cross.to_safetensors()?)?;
     }

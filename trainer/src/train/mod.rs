@@ -116,7 +116,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let (mut model, mut optimizer, start_step) = match &resume_from {
         Some(path) => {
             let (state, files, optimizer_bytes) = checkpoint::read(path, &base)?;
-            check_resumable(&state.config, &config)?;
+            check_resumable(&state, &config, records.len())?;
             let model = TrainModel::load(&files, &model_config, plan.cross, &train_device)?;
             let optimizer = adamw
                 .init()
@@ -219,6 +219,17 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         }
         let mut grads = accumulator.grads();
         let grad_norm = clip_global_norm(&mut grads, &model, config.max_grad_norm);
+        // The mean loss over the accumulated micro-batches.
+        let loss_value = loss_value / accumulation as f64;
+        if !grad_norm.is_finite() {
+            let last = checkpoint::latest(&output)?
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "none yet".into());
+            bail!(
+                "the gradient norm is {grad_norm} at step {} (loss {loss_value}); stopping before the update. The last good checkpoint is kept: {last}. Lower --lr or check the data, then resume with --resume",
+                step + 1
+            );
+        }
         model = optimizer.step(lr, model, grads);
         step += 1;
         last_loss = loss_value;
@@ -241,6 +252,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
                 step,
                 config: config.clone(),
                 loss: loss_value,
+                records: batches.records.len(),
             };
             checkpoint::save(&output, &model, &optimizer, &state, config.keep_checkpoints)?;
             log.plot(&output)?;
@@ -258,6 +270,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
             step,
             config: config.clone(),
             loss: last_loss,
+            records: batches.records.len(),
         };
         checkpoint::save(&output, &model, &optimizer, &state, config.keep_checkpoints)?;
     }
@@ -325,22 +338,49 @@ impl Plan {
     }
 }
 
-/// A resumed run must replay the same batches and objective.
-fn check_resumable(saved: &TrainConfig, now: &TrainConfig) -> anyhow::Result<()> {
-    let fields = |c: &TrainConfig| {
-        (
-            c.data.clone(),
-            c.loss.clone(),
-            c.batch_size,
-            c.grad_accumulation,
-            c.seed,
-            c.interaction.clone(),
-            c.template.clone(),
-            c.model.clone(),
-        )
+/// A resumed run must replay the same batches, objective and learning-rate curve: every
+/// setting must match except where the run writes, its device and its bookkeeping intervals.
+fn check_resumable(
+    saved: &CheckpointState,
+    now: &TrainConfig,
+    records: usize,
+) -> anyhow::Result<()> {
+    let comparable = |c: &TrainConfig| {
+        let mut v = serde_json::to_value(c).expect("serialisable");
+        let map = v.as_object_mut().expect("a struct");
+        for free in [
+            "output",
+            "device",
+            "checkpoint_every",
+            "keep_checkpoints",
+            "eval_set",
+            "eval_every",
+            "encode_chunk",
+            "grad_cache_chunk",
+        ] {
+            map.remove(free);
+        }
+        v
     };
-    if fields(saved) != fields(now) {
-        bail!("the checkpoint was written with another data file, model, loss, batch size, accumulation, seed, interaction or template; resume with the same settings (see the run's config.json)");
+    let (a, b) = (comparable(&saved.config), comparable(now));
+    let differing: Vec<String> = a
+        .as_object()
+        .expect("a struct")
+        .iter()
+        .filter(|(k, v)| b.get(k.as_str()) != Some(v))
+        .map(|(k, v)| format!("{k} (checkpoint {v}, now {})", b[k.as_str()]))
+        .collect();
+    if !differing.is_empty() {
+        bail!(
+            "cannot resume: the checkpoint was written with other settings: {}; resume with the run's config.json",
+            differing.join(", ")
+        );
+    }
+    if saved.records != records {
+        bail!(
+            "cannot resume: the checkpoint saw {} valid training records, the data now has {records} (was --skip-bad-records given differently, or did the file change?)",
+            saved.records
+        );
     }
     Ok(())
 }
