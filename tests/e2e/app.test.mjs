@@ -8,7 +8,8 @@
 // 5. reloads from the shared URL and checks the state came back (and the model came from cache);
 // 6. uploads a corpus with <img onerror> and <script> payloads: rendered as text, nothing runs;
 // 7. loads the embed example page (the demo in an iframe inside a mock docs page);
-// 8. loads the custom-element example (<ifir-demo> with query and instruction attributes).
+// 8. loads the custom-element example (<ifir-demo> with query and instruction attributes);
+// 9. switches the model picker to a fine-tuned model and compares with the native engine.
 // Screenshots and a JSON summary go to ARTIFACTS_DIR.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -177,6 +178,32 @@ try {
     query === 'how to keep a sourdough starter alive' && instruction === 'Only forum posts from home bakers',
     JSON.stringify({ query, instruction }));
   await element.screenshot({ path: path.join(outDir, '06-element.png'), fullPage: true });
+
+  // 9. The model picker: switch to the fine-tuned model; its ranking is the native engine's
+  // ranking with that model.
+  const tunedRef = JSON.parse(fs.readFileSync(path.join(outDir, 'native-finetuned.json'), 'utf8'));
+  const sw = await context.newPage();
+  await sw.goto(url);
+  await waitReady(sw);
+  await sw.getByTestId('model-select').selectOption('finetuned');
+  await sw.waitForTimeout(500);
+  await waitReady(sw);
+  await sw.getByTestId('query').fill(tunedRef.case.query);
+  await sw.getByTestId('instruction').fill(tunedRef.case.instruction);
+  let tunedTop = [];
+  const until = Date.now() + 120_000;
+  while (Date.now() < until) {
+    await sw.waitForTimeout(500);
+    if ((await sw.getByTestId('model-status').textContent()) !== 'ready') continue;
+    tunedTop = await top5(sw, 'instructed');
+    if (same(tunedTop, tunedRef.instructed)) break;
+  }
+  const baseTop = native[0].top5.instructed;
+  check('switching to the fine-tuned model ranks as the native engine with that model',
+    same(tunedTop, tunedRef.instructed) && sw.url().includes('model=finetuned'),
+    `browser ${JSON.stringify(tunedTop)} native ${JSON.stringify(tunedRef.instructed)} ` +
+    `(base model: ${JSON.stringify(baseTop)}${same(baseTop, tunedRef.instructed) ? ', the same' : ', different'})`);
+  await sw.screenshot({ path: path.join(outDir, '07-model-switch.png'), fullPage: true });
 } catch (e) {
   check('no exception', false, String(e));
   await page.screenshot({ path: path.join(outDir, 'failure.png'), fullPage: true }).catch(() => {});

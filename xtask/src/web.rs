@@ -457,7 +457,31 @@ pub fn demo(extra_models: &[PathBuf], port: u16) -> anyhow::Result<()> {
 pub fn e2e() -> anyhow::Result<()> {
     let model = crate::model::fetch_default()?;
     let site = root().join("tests/e2e/artifacts/site");
-    build_site(&site, &site_models(model.clone(), &[])?, Builder::Direct)?;
+    let artifacts = root().join("tests/e2e/artifacts");
+    std::fs::create_dir_all(&artifacts)?;
+    // A second model for the model picker: the default one fine-tuned for three steps with
+    // the test build's `trainer train` (a large learning rate, so its rankings differ).
+    step("a fine-tuned model for the model switch (trainer train, 3 steps)");
+    build_test_trainer()?;
+    let tuned = artifacts.join("finetuned");
+    let _ = std::fs::remove_dir_all(&tuned);
+    let records = artifacts.join("train.jsonl");
+    crate::bench::training_records(&records, 12)?;
+    run(trainer(false)
+        .args(["train", "--max-steps", "3", "--batch-size", "4", "--lr", "1e-3"])
+        .args(["--warmup-ratio", "0", "--checkpoint-every", "0", "--passage-max-length", "128"])
+        .arg("--model")
+        .arg(&model)
+        .arg("--data")
+        .arg(&records)
+        .arg("--output")
+        .arg(&tuned))?;
+    let tuned_model = tuned.join("model");
+    build_site(
+        &site,
+        &site_models(model.clone(), std::slice::from_ref(&tuned_model))?,
+        Builder::Direct,
+    )?;
     setup::apt_install(&["chromium"])?;
     let e2e = root().join("tests/e2e");
     if !e2e.join("node_modules/playwright-core").is_dir() {
@@ -471,8 +495,6 @@ pub fn e2e() -> anyhow::Result<()> {
             .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"))?;
     }
     step("native reference rankings (trainer search, CPU)");
-    let artifacts = e2e.join("artifacts");
-    std::fs::create_dir_all(&artifacts)?;
     let cases: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(e2e.join("cases.json"))?)?;
     let index = artifacts.join("demo.index");
@@ -516,6 +538,34 @@ pub fn e2e() -> anyhow::Result<()> {
     }
     let reference_path = artifacts.join("native.json");
     std::fs::write(&reference_path, serde_json::to_string_pretty(&reference)?)?;
+    // The fine-tuned model's instructed top-5 for the first case (the model-switch check).
+    let case = &cases[0];
+    let tuned_index = artifacts.join("finetuned.index");
+    let _ = std::fs::remove_file(&tuned_index);
+    let out = output_ok(
+        trainer(false)
+            .args(["search", "--json", "--top-k", "5"])
+            .arg("--model")
+            .arg(&tuned_model)
+            .arg("--corpus")
+            .arg(root().join("engine/demo/corpus.jsonl"))
+            .arg("--index")
+            .arg(&tuned_index)
+            .arg("--query")
+            .arg(case["query"].as_str().unwrap_or(""))
+            .arg("--instruction")
+            .arg(case["instruction"].as_str().unwrap_or("")),
+    )
+    .context("trainer search (fine-tuned model) failed")?;
+    let ids: Vec<serde_json::Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| v["_id"].clone())
+        .collect();
+    std::fs::write(
+        artifacts.join("native-finetuned.json"),
+        serde_json::to_string_pretty(&serde_json::json!({"case": case, "instructed": ids}))?,
+    )?;
     let listener = TcpListener::bind(("127.0.0.1", 0))?;
     let port = listener.local_addr()?.port();
     let served = site.clone();
