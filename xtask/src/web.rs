@@ -468,8 +468,23 @@ pub fn e2e() -> anyhow::Result<()> {
     let records = artifacts.join("train.jsonl");
     crate::bench::training_records(&records, 12)?;
     run(trainer(false)
-        .args(["train", "--max-steps", "3", "--batch-size", "4", "--lr", "1e-3"])
-        .args(["--warmup-ratio", "0", "--checkpoint-every", "0", "--passage-max-length", "128"])
+        .args([
+            "train",
+            "--max-steps",
+            "3",
+            "--batch-size",
+            "4",
+            "--lr",
+            "1e-3",
+        ])
+        .args([
+            "--warmup-ratio",
+            "0",
+            "--checkpoint-every",
+            "0",
+            "--passage-max-length",
+            "128",
+        ])
         .arg("--model")
         .arg(&model)
         .arg("--data")
