@@ -331,7 +331,7 @@ fn gradients_match_finite_differences() {
             .collect();
         let mut checked = 0;
         for (text, grad) in texts {
-            for k in 0..dim {
+            for (k, &g) in grad.iter().enumerate() {
                 let eps = 1e-6;
                 let mut v = vecs.clone();
                 v.get_mut(text).unwrap()[k] += eps;
@@ -339,7 +339,7 @@ fn gradients_match_finite_differences() {
                 v.get_mut(text).unwrap()[k] -= 2.0 * eps;
                 let down = reference_loss(&tuples, name, 0.5, false, &join, &v);
                 let numeric = (up - down) / (2.0 * eps);
-                let analytic = grad[k] as f64;
+                let analytic = g as f64;
                 assert!(
                     (numeric - analytic).abs() <= 1e-4 + 1e-3 * numeric.abs(),
                     "{name}: d/d{text}[{k}]: autodiff {analytic} vs numeric {numeric}"

@@ -153,9 +153,9 @@ struct Llm<'a> {
 }
 
 impl Llm<'_> {
-    /// The answer text for `prompt` from `model`, from the cache when asked before. `attempt`
-    /// > 0 asks again (another cache entry) after an answer that did not parse. Without a
-    /// temperature the server's default is used (reasoning models accept no other).
+    /// The answer text for `prompt` from `model`, from the cache when asked before. A nonzero
+    /// `attempt` asks again (another cache entry) after an answer that did not parse. Without
+    /// a temperature the server's default is used (reasoning models accept no other).
     fn ask(
         &self,
         model: &str,

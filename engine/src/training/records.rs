@@ -201,7 +201,7 @@ impl RecordFile {
             line_no += 1;
             let start = offset;
             offset += n as u64;
-            if line_no % 4096 == 0 {
+            if line_no.is_multiple_of(4096) {
                 progress(offset, total);
             }
             let problem = match std::str::from_utf8(&buf) {

@@ -32,7 +32,7 @@ use model::TrainModel;
 pub use model::Texts;
 
 /// Stream id of the I-block sampling generator (the data order uses the epoch number).
-const SAMPLING_STREAM: u64 = 0x5EED_1B10_C4;
+const SAMPLING_STREAM: u64 = 0x5EED_1B10_C40D;
 
 /// `trainer train`.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
@@ -246,7 +246,9 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
             rate,
             started.elapsed().as_secs_f64(),
         )?;
-        if config.checkpoint_every > 0 && step % config.checkpoint_every == 0 && step < total_steps
+        if config.checkpoint_every > 0
+            && step.is_multiple_of(config.checkpoint_every)
+            && step < total_steps
         {
             let state = CheckpointState {
                 step,
@@ -258,7 +260,8 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
             log.plot(&output)?;
         }
         if let Some(set) = &eval_set {
-            if config.eval_every > 0 && step % config.eval_every == 0 && step < total_steps {
+            if config.eval_every > 0 && step.is_multiple_of(config.eval_every) && step < total_steps
+            {
                 let scores = evaluate(&model, &base, set, &texts.template, &device)?;
                 log.eval(step, &scores)?;
             }
