@@ -222,6 +222,18 @@ fn write_jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> a
     std::fs::rename(&partial, path).with_context(|| format!("{}: cannot write", path.display()))
 }
 
+/// Creates an evaluation-set folder `dir` (with `qrels/`) holding the whole corpus of `set`.
+fn write_corpus(dir: &Path, set: &EvalSet) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir.join("qrels"))
+        .with_context(|| format!("{}: cannot create", dir.display()))?;
+    write_jsonl(
+        &dir.join("corpus.jsonl"),
+        set.corpus
+            .iter()
+            .map(|p| serde_json::json!({"_id": p.id, "title": p.title, "text": p.text})),
+    )
+}
+
 /// The held-out queries without instructions, with their original judgments: the general
 /// retrieval check on queries the model never trained on.
 fn write_retrieval(
@@ -230,14 +242,7 @@ fn write_retrieval(
     og: &engine::data::Qrels,
     queries: &[&engine::Query],
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir.join("qrels"))
-        .with_context(|| format!("{}: cannot create", dir.display()))?;
-    write_jsonl(
-        &dir.join("corpus.jsonl"),
-        set.corpus
-            .iter()
-            .map(|p| serde_json::json!({"_id": p.id, "title": p.title, "text": p.text})),
-    )?;
+    write_corpus(dir, set)?;
     write_jsonl(
         &dir.join("queries.jsonl"),
         queries
@@ -266,14 +271,7 @@ fn write_heldout(
         String,
     )],
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir.join("qrels"))
-        .with_context(|| format!("{}: cannot create", dir.display()))?;
-    write_jsonl(
-        &dir.join("corpus.jsonl"),
-        set.corpus
-            .iter()
-            .map(|p| serde_json::json!({"_id": p.id, "title": p.title, "text": p.text})),
-    )?;
+    write_corpus(dir, set)?;
     write_jsonl(
         &dir.join("queries.jsonl"),
         records.iter().map(|(id, _, r, _, _)| {

@@ -137,17 +137,8 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
 pub fn st_compat() -> anyhow::Result<()> {
     let model_dir = model::fetch_default()?;
     let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
+    crate::web::build_test_trainer()?;
     let trainer = target_dir().join("debug/trainer");
-    if !trainer.is_file() {
-        run(cargo().args([
-            "build",
-            "--workspace",
-            "--features",
-            "engine/wgpu",
-            "--bin",
-            "trainer",
-        ]))?;
-    }
     let work = std::env::temp_dir().join(format!("ifir-st-compat-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;

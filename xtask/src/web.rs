@@ -136,7 +136,7 @@ fn trainer(release: bool) -> Command {
 }
 
 /// Builds the debug trainer the tests use (quick after the test step).
-fn build_test_trainer() -> anyhow::Result<()> {
+pub fn build_test_trainer() -> anyhow::Result<()> {
     run(cargo().args([
         "build",
         "--workspace",

@@ -205,13 +205,10 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
                 direct_step(&model, &texts, &layout, &plan.loss, accumulation)?
             };
             if !value.is_finite() {
-                let last = checkpoint::latest(&output)?
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "none yet".into());
-                bail!(
-                    "loss is {value} at step {} (micro-batch {micro}); stopping. The last good checkpoint is kept: {last}. Lower --lr, raise --temperature or check the data, then resume with --resume",
-                    step + 1
-                );
+                return Err(diverged(
+                    &output,
+                    format!("loss is {value} at step {} (micro-batch {micro})", step + 1),
+                ));
             }
             loss_value += value;
             pairs += layout.tuples.len();
@@ -222,13 +219,13 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         // The mean loss over the accumulated micro-batches.
         let loss_value = loss_value / accumulation as f64;
         if !grad_norm.is_finite() {
-            let last = checkpoint::latest(&output)?
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "none yet".into());
-            bail!(
-                "the gradient norm is {grad_norm} at step {} (loss {loss_value}); stopping before the update. The last good checkpoint is kept: {last}. Lower --lr or check the data, then resume with --resume",
-                step + 1
-            );
+            return Err(diverged(
+                &output,
+                format!(
+                    "the gradient norm is {grad_norm} at step {} (loss {loss_value})",
+                    step + 1
+                ),
+            ));
         }
         model = optimizer.step(lr, model, grads);
         step += 1;
@@ -291,6 +288,18 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         output.join("metrics.jsonl").display()
     );
     Ok(())
+}
+
+/// The error that stops a diverging run before its weights are updated or saved.
+fn diverged(output: &Path, what: String) -> anyhow::Error {
+    let last = checkpoint::latest(output)
+        .ok()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "none yet".into());
+    anyhow::anyhow!(
+        "{what}; stopping. The last good checkpoint is kept: {last}. Lower --lr, raise --temperature or check the data, then resume with --resume"
+    )
 }
 
 /// What the configuration resolves to, checked before any work.
