@@ -453,6 +453,36 @@ pub fn demo(extra_models: &[PathBuf], port: u16) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The top-5 demo passage ids of `trainer search` (CPU) with `model` for `query` under
+/// `instruction`, the index kept in `index`.
+fn native_top5(
+    model: &Path,
+    index: &Path,
+    query: &str,
+    instruction: &str,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    let out = output_ok(
+        trainer(false)
+            .args(["search", "--json", "--top-k", "5"])
+            .arg("--model")
+            .arg(model)
+            .arg("--corpus")
+            .arg(root().join("engine/demo/corpus.jsonl"))
+            .arg("--index")
+            .arg(index)
+            .arg("--query")
+            .arg(query)
+            .arg("--instruction")
+            .arg(instruction),
+    )
+    .with_context(|| format!("trainer search with {} failed", model.display()))?;
+    Ok(out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| v["_id"].clone())
+        .collect())
+}
+
 /// `cargo xtask e2e`: headless Chromium against the built site (see tests/e2e/README.md).
 pub fn e2e() -> anyhow::Result<()> {
     let model = crate::model::fetch_default()?;
@@ -527,26 +557,12 @@ pub fn e2e() -> anyhow::Result<()> {
             } else {
                 case[field].as_str().unwrap_or("")
             };
-            let out = output_ok(
-                trainer(false)
-                    .args(["search", "--json", "--top-k", "5"])
-                    .arg("--model")
-                    .arg(&model)
-                    .arg("--corpus")
-                    .arg(root().join("engine/demo/corpus.jsonl"))
-                    .arg("--index")
-                    .arg(&index)
-                    .arg("--query")
-                    .arg(case["query"].as_str().unwrap_or(""))
-                    .arg("--instruction")
-                    .arg(instruction),
-            )
-            .context("trainer search failed")?;
-            let ids: Vec<serde_json::Value> = out
-                .lines()
-                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                .map(|v| v["_id"].clone())
-                .collect();
+            let ids = native_top5(
+                &model,
+                &index,
+                case["query"].as_str().unwrap_or(""),
+                instruction,
+            )?;
             columns.insert(column.to_string(), serde_json::Value::Array(ids));
         }
         reference.push(serde_json::json!({"case": case, "top5": columns}));
@@ -557,26 +573,12 @@ pub fn e2e() -> anyhow::Result<()> {
     let case = &cases[0];
     let tuned_index = artifacts.join("finetuned.index");
     let _ = std::fs::remove_file(&tuned_index);
-    let out = output_ok(
-        trainer(false)
-            .args(["search", "--json", "--top-k", "5"])
-            .arg("--model")
-            .arg(&tuned_model)
-            .arg("--corpus")
-            .arg(root().join("engine/demo/corpus.jsonl"))
-            .arg("--index")
-            .arg(&tuned_index)
-            .arg("--query")
-            .arg(case["query"].as_str().unwrap_or(""))
-            .arg("--instruction")
-            .arg(case["instruction"].as_str().unwrap_or("")),
-    )
-    .context("trainer search (fine-tuned model) failed")?;
-    let ids: Vec<serde_json::Value> = out
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .map(|v| v["_id"].clone())
-        .collect();
+    let ids = native_top5(
+        &tuned_model,
+        &tuned_index,
+        case["query"].as_str().unwrap_or(""),
+        case["instruction"].as_str().unwrap_or(""),
+    )?;
     std::fs::write(
         artifacts.join("native-finetuned.json"),
         serde_json::to_string_pretty(&serde_json::json!({"case": case, "instructed": ids}))?,
