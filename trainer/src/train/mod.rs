@@ -171,6 +171,13 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         max_negatives: config.max_hard_negatives,
         order: None,
     };
+    let record_count = batches.records.len();
+    let state_at = |step: usize, loss: f64| CheckpointState {
+        step,
+        config: config.clone(),
+        loss,
+        records: record_count,
+    };
     let bar = crate::progress::train_bar(total_steps);
     bar.set_position(start_step as u64);
     let started = Instant::now();
@@ -247,13 +254,13 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
             && step.is_multiple_of(config.checkpoint_every)
             && step < total_steps
         {
-            let state = CheckpointState {
-                step,
-                config: config.clone(),
-                loss: loss_value,
-                records: batches.records.len(),
-            };
-            checkpoint::save(&output, &model, &optimizer, &state, config.keep_checkpoints)?;
+            checkpoint::save(
+                &output,
+                &model,
+                &optimizer,
+                &state_at(step, loss_value),
+                config.keep_checkpoints,
+            )?;
             log.plot(&output)?;
         }
         if let Some(set) = &eval_set {
@@ -266,13 +273,13 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     }
     bar.finish_and_clear();
     if step > start_step || resume_from.is_none() {
-        let state = CheckpointState {
-            step,
-            config: config.clone(),
-            loss: last_loss,
-            records: batches.records.len(),
-        };
-        checkpoint::save(&output, &model, &optimizer, &state, config.keep_checkpoints)?;
+        checkpoint::save(
+            &output,
+            &model,
+            &optimizer,
+            &state_at(step, last_loss),
+            config.keep_checkpoints,
+        )?;
     }
     let model_dir = output.join("model");
     model.valid().to_files(&base)?.write_dir(&model_dir)?;
