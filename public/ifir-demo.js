@@ -6,11 +6,12 @@
 //              reversed="Only professional bakery guides"></ifir-demo>
 //
 // Attributes: qid (a demo example) or query / instruction / reversed; teach (teach mode); model
-// (a served model key); corpus; height; src (the demo's index.html, default: next to this
+// (a served model key); corpus; backend (cpu or webgpu; default: WebGPU when the browser has
+// an adapter); height; src (the demo's index.html, default: next to this
 // script's folder). The element renders the demo in an iframe, so the page needs no special
 // headers (no COOP/COEP) and the demo's styles and scripts stay isolated from the docs page.
 // Changing an attribute reloads the frame with the new state.
-const PARAMS = { qid: 'qid', query: 'q', instruction: 'i', reversed: 'r', model: 'model', corpus: 'corpus' };
+const PARAMS = { qid: 'qid', query: 'q', instruction: 'i', reversed: 'r', model: 'model', corpus: 'corpus', backend: 'backend' };
 
 class IfirDemo extends HTMLElement {
   static get observedAttributes() {

@@ -338,6 +338,40 @@ pub fn parse_user_corpus(text: &str, name: &str) -> Result<Vec<Passage>, String>
     Ok(passages)
 }
 
+/// The topic of a demo passage: its id without the trailing number (`sourdough-03` is in
+/// `sourdough`).
+pub fn demo_topic(id: &str) -> &str {
+    id.rsplit_once('-').map_or(id, |(topic, _)| topic)
+}
+
+/// The demo corpus's topics with their passage counts, in corpus order. Each is a built-in
+/// corpus of its own (key: the topic), small enough to encode in a moment on any backend.
+pub fn demo_topics(corpus: &[Passage]) -> Vec<(String, usize)> {
+    let mut topics: Vec<(String, usize)> = Vec::new();
+    for p in corpus {
+        let topic = demo_topic(&p.id);
+        match topics.iter_mut().find(|(t, _)| t == topic) {
+            Some((_, n)) => *n += 1,
+            None => topics.push((topic.to_string(), 1)),
+        }
+    }
+    topics
+}
+
+/// The passages of built-in corpus `key`: the whole demo corpus for `demo`, one topic's
+/// passages for a topic key; `None` for any other key.
+pub fn demo_corpus(corpus: &[Passage], key: &str) -> Option<Vec<Passage>> {
+    if key == "demo" {
+        return Some(corpus.to_vec());
+    }
+    let part: Vec<Passage> = corpus
+        .iter()
+        .filter(|p| demo_topic(&p.id) == key)
+        .cloned()
+        .collect();
+    (!part.is_empty()).then_some(part)
+}
+
 /// What the URL holds: enough to reproduce the page exactly.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UrlState {
@@ -353,6 +387,8 @@ pub struct UrlState {
     pub reversed: String,
     /// Model key, when not the default.
     pub model: String,
+    /// Backend the user picked (`cpu` or `webgpu`); empty: WebGPU when available.
+    pub backend: String,
     /// Whether teach mode is on.
     pub teach: bool,
 }
@@ -368,6 +404,7 @@ impl UrlState {
             ("i", &self.instruction),
             ("r", &self.reversed),
             ("model", &self.model),
+            ("backend", &self.backend),
         ] {
             if !v.is_empty() {
                 parts.push(format!("{k}={}", percent_encode(v)));
@@ -392,6 +429,7 @@ impl UrlState {
                 "i" => state.instruction = v,
                 "r" => state.reversed = v,
                 "model" => state.model = v,
+                "backend" if v == "cpu" || v == "webgpu" => state.backend = v,
                 "teach" => state.teach = v == "1" || v == "true",
                 _ => {}
             }
@@ -548,6 +586,27 @@ mod tests {
     }
 
     #[test]
+    fn demo_topics_are_corpora_of_their_own() {
+        let set = engine::demo::demo_set().unwrap();
+        let topics = demo_topics(&set.corpus);
+        assert!(topics.len() >= 5, "{topics:?}");
+        assert_eq!(
+            topics.iter().map(|(_, n)| n).sum::<usize>(),
+            set.corpus.len()
+        );
+        let (topic, n) = &topics[0];
+        let part = demo_corpus(&set.corpus, topic).unwrap();
+        assert_eq!(part.len(), *n);
+        assert!(part.iter().all(|p| p.id.starts_with(&format!("{topic}-"))));
+        assert_eq!(
+            demo_corpus(&set.corpus, "demo").unwrap().len(),
+            set.corpus.len()
+        );
+        assert!(demo_corpus(&set.corpus, "no-such-topic").is_none());
+        assert!(demo_corpus(&set.corpus, "custom").is_none());
+    }
+
+    #[test]
     fn url_state_round_trips_odd_text() {
         let s = UrlState {
             corpus: "demo".into(),
@@ -556,6 +615,7 @@ mod tests {
             instruction: "only a=b?c#d".into(),
             reversed: String::new(),
             model: String::new(),
+            backend: "cpu".into(),
             teach: true,
         };
         let qs = s.to_query_string();
@@ -564,5 +624,11 @@ mod tests {
         // Broken escapes and unknown keys do not fail.
         let t = UrlState::from_query_string("q=50%&x=1&i=%zz%41");
         assert_eq!((t.query.as_str(), t.instruction.as_str()), ("50%", "%zzA"));
+        // Only the two backends the page has are taken from a URL.
+        assert_eq!(
+            UrlState::from_query_string("backend=webgpu").backend,
+            "webgpu"
+        );
+        assert_eq!(UrlState::from_query_string("backend=cuda").backend, "");
     }
 }

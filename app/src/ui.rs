@@ -20,8 +20,8 @@ use leptos::task::spawn_local;
 use crate::models::{self, human_bytes, ServedModel};
 use crate::session::Session;
 use crate::state::{
-    explain_metric, live_metrics, movement, parse_user_corpus, Column, Explained, Judgments,
-    LiveMetrics, Ranking, UrlState, COLUMN_METRICS,
+    demo_corpus, demo_topics, explain_metric, live_metrics, movement, parse_user_corpus, Column,
+    Explained, Judgments, LiveMetrics, Ranking, UrlState, COLUMN_METRICS,
 };
 use crate::web;
 
@@ -67,6 +67,8 @@ struct Page {
     corpus_note: RwSignal<String>,
     progress: RwSignal<Option<(u64, u64)>>,
     backend: RwSignal<BackendKind>,
+    /// The backend the user picked (URL `backend=`), empty when the page chose.
+    backend_choice: RwSignal<String>,
     webgpu: RwSignal<bool>,
     models: RwSignal<Vec<ServedModel>>,
     model_key: RwSignal<String>,
@@ -110,6 +112,7 @@ fn sync_url(p: Page) {
         instruction: p.instruction.get_untracked(),
         reversed: p.reversed.get_untracked(),
         model: p.model_key.get_untracked(),
+        backend: p.backend_choice.get_untracked(),
         teach: p.teach.get_untracked(),
     };
     web::replace_search(&state.to_query_string());
@@ -335,14 +338,18 @@ async fn search(p: Page) {
     }
 }
 
-/// Switches corpus by key (`demo` or `custom`).
+/// Switches corpus by key (`demo`, a demo topic, or `custom`).
 fn set_corpus(p: Page, key: &str) {
-    p.corpus_key.set(key.to_string());
-    let passages = if key == "custom" {
-        p.custom.get_untracked()
+    let (key, passages) = if key == "custom" {
+        (key.to_string(), p.custom.get_untracked())
     } else {
-        demo().corpus
+        let all = demo().corpus;
+        match demo_corpus(&all, key) {
+            Some(part) => (key.to_string(), part),
+            None => ("demo".to_string(), all),
+        }
     };
+    p.corpus_key.set(key.clone());
     if key == "custom" {
         p.qid.set(String::new());
     }
@@ -383,11 +390,17 @@ pub fn App() -> impl IntoView {
         corpus_note: RwSignal::new(String::new()),
         progress: RwSignal::new(None),
         backend: RwSignal::new(BackendKind::Cpu),
+        backend_choice: RwSignal::new(url.backend.clone()),
         webgpu: RwSignal::new(false),
         models: RwSignal::new(Vec::new()),
         model_key: RwSignal::new(url.model.clone()),
-        corpus_key: RwSignal::new("demo".into()),
-        corpus: RwSignal::new(set.corpus.clone()),
+        // A demo topic from the URL, else the whole demo corpus (a user corpus is not in it).
+        corpus_key: RwSignal::new(if demo_corpus(&set.corpus, &url.corpus).is_some() {
+            url.corpus.clone()
+        } else {
+            "demo".into()
+        }),
+        corpus: RwSignal::new(demo_corpus(&set.corpus, &url.corpus).unwrap_or(set.corpus.clone())),
         custom: RwSignal::new(Vec::new()),
         qid: RwSignal::new(String::new()),
         query: RwSignal::new(String::new()),
@@ -411,11 +424,12 @@ pub fn App() -> impl IntoView {
         p.instruction.set(url.instruction.clone());
         p.reversed.set(url.reversed.clone());
     }
-    // WebGPU when the build has it and the browser grants an adapter; else the CPU.
+    // WebGPU when the build has it and the browser grants an adapter, unless the URL asks for
+    // the CPU; else the CPU.
     spawn_local(async move {
         let gpu = cfg!(feature = "webgpu") && web::webgpu_adapter().await;
         p.webgpu.set(gpu);
-        if gpu {
+        if gpu && p.backend_choice.get_untracked() != "cpu" {
             p.backend.set(BackendKind::Wgpu);
         }
         load_model(p).await
@@ -460,6 +474,8 @@ fn StatusBar(p: Page) -> impl IntoView {
         } else {
             BackendKind::Cpu
         });
+        p.backend_choice.set(v);
+        sync_url(p);
         spawn_local(start_backend(p));
     };
     view! {
@@ -522,12 +538,7 @@ fn ModelPicker(p: Page) -> impl IntoView {
 #[component]
 fn Inputs(p: Page) -> impl IntoView {
     let set = demo();
-    let topics = set
-        .corpus
-        .iter()
-        .map(|p| p.id.split('-').next().unwrap_or(""))
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+    let topics = demo_topics(&set.corpus);
     let queries: Vec<(String, String)> = set
         .queries
         .iter()
@@ -541,7 +552,7 @@ fn Inputs(p: Page) -> impl IntoView {
     };
     let pick = move |ev: leptos::ev::Event| {
         pick_demo_query(p, &event_target_value(&ev));
-        if p.corpus_key.get_untracked() != "demo" {
+        if p.corpus_key.get_untracked() == "custom" {
             set_corpus(p, "demo");
         } else {
             schedule_search(p);
@@ -590,7 +601,10 @@ fn Inputs(p: Page) -> impl IntoView {
             <div class="row">
                 <label>"Corpus "
                     <select data-testid="corpus-select" on:change=corpus_change prop:value=move || p.corpus_key.get()>
-                        <option value="demo">{format!("Built-in demo ({} passages, {} topics)", set.corpus.len(), topics)}</option>
+                        <option value="demo">{format!("Built-in demo ({} passages, {} topics)", set.corpus.len(), topics.len())}</option>
+                        {topics.into_iter().map(|(topic, n)| view! {
+                            <option value=topic.clone()>{format!("Demo topic: {topic} ({n} passages)")}</option>
+                        }).collect_view()}
                         <option value="custom" disabled=move || p.custom.get().is_empty()>
                             {move || format!("Your passages ({})", p.custom.get().len())}
                         </option>

@@ -9,7 +9,9 @@
 // 6. uploads a corpus with <img onerror> and <script> payloads: rendered as text, nothing runs;
 // 7. loads the embed example page (the demo in an iframe inside a mock docs page);
 // 8. loads the custom-element example (<ifir-demo> with query and instruction attributes);
-// 9. switches the model picker to a fine-tuned model and compares with the native engine.
+// 9. switches the model picker to a fine-tuned model and compares with the native engine;
+// 10. in a second Chromium with a software WebGPU adapter (SwiftShader): the page picks WebGPU,
+//     encodes the corpus on it, ranks as the native engine; switching to the CPU ranks the same.
 // Screenshots and a JSON summary go to ARTIFACTS_DIR.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -30,11 +32,11 @@ function check(name, ok, detail = '') {
   if (!ok) failures++;
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const baseArgs = ['--no-sandbox', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+const browser = await chromium.launch({ executablePath, args: [...baseArgs, '--disable-gpu'] });
+let gpuBrowser = null;
 const context = await browser.newContext({ viewport: { width: 1500, height: 1100 } });
 const page = await context.newPage();
 let dialogs = 0;
@@ -55,6 +57,8 @@ async function waitReady(p = page, timeout = 900_000) {
 const top5 = (p, column) => p.$$eval(`[data-testid=ranking-${column}] [data-testid=result]`,
   (els) => els.slice(0, 5).map((e) => e.getAttribute('data-doc-id')));
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+// The three columns of two rankings agree (key order aside: the native file's keys are sorted).
+const sameColumns = (a, b) => ['query', 'instructed', 'reversed'].every((c) => same(a[c], b[c]));
 
 try {
   const t0 = Date.now();
@@ -81,7 +85,7 @@ try {
         instructed: await top5(page, 'instructed'),
         reversed: await top5(page, 'reversed'),
       };
-      if (same(seen, ref.top5)) break;
+      if (sameColumns(seen, ref.top5)) break;
     }
     for (const column of ['query', 'instructed', 'reversed']) {
       check(`case ${i + 1} ${column}: top-5 equals the native ranking`, same(seen[column], ref.top5[column]),
@@ -204,17 +208,58 @@ try {
     `browser ${JSON.stringify(tunedTop)} native ${JSON.stringify(tunedRef.instructed)} ` +
     `(base model: ${JSON.stringify(baseTop)}${same(baseTop, tunedRef.instructed) ? ', the same' : ', different'})`);
   await sw.screenshot({ path: path.join(outDir, '07-model-switch.png'), fullPage: true });
+
+  // 10. WebGPU on SwiftShader (a software adapter, so no GPU is needed), fresh browser cache:
+  // the corpus is encoded on WebGPU too, not read from the CPU run's cache. One demo topic
+  // (`corpus=TOPIC`): SwiftShader is a CPU rasteriser, so the whole corpus would take a quarter
+  // of an hour; the native reference ranks the same passages.
+  gpuBrowser = await chromium.launch({
+    executablePath,
+    args: [...baseArgs, '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'],
+  });
+  const gpu = await (await gpuBrowser.newContext({ viewport: { width: 1500, height: 1100 } })).newPage();
+  gpu.on('console', (m) => logs.push(`[webgpu ${m.type()}] ${m.text()}`));
+  gpu.on('pageerror', (e) => logs.push(`[webgpu pageerror] ${e.message}`));
+  const ref = JSON.parse(fs.readFileSync(path.join(outDir, 'native-topic.json'), 'utf8'));
+  const params = new URLSearchParams({
+    corpus: ref.corpus, q: ref.case.query, i: ref.case.instruction, r: ref.case.reversed,
+  });
+  const t2 = Date.now();
+  await gpu.goto(`${url}?${params}`);
+  await waitReady(gpu);
+  summary.webgpu_ready_ms = Date.now() - t2;
+  const backend = await gpu.getByTestId('backend').textContent();
+  check('with a WebGPU adapter the page runs on WebGPU', backend === 'webgpu', backend);
+  const columns = async (p) => ({
+    query: await top5(p, 'query'), instructed: await top5(p, 'instructed'), reversed: await top5(p, 'reversed'),
+  });
+  const onGpu = await columns(gpu);
+  const shown = await gpu.$$eval('[data-testid=ranking-query] [data-testid=result]', (els) => els.length);
+  check(`the corpus=${ref.corpus} URL loads that demo topic`, shown === Math.min(ref.passages, 10), `${shown} results shown of ${ref.passages}`);
+  check('WebGPU: top-5 of the three columns equal the native ranking', sameColumns(onGpu, ref.top5),
+    `browser ${JSON.stringify(onGpu)} native ${JSON.stringify(ref.top5)}`);
+  await gpu.screenshot({ path: path.join(outDir, '08-webgpu.png'), fullPage: true });
+  await gpu.getByLabel('Backend').selectOption('cpu');
+  await gpu.waitForFunction(() => document.querySelector('[data-testid=backend]')?.textContent === 'cpu');
+  await gpu.waitForTimeout(500);
+  await waitReady(gpu);
+  const onCpu = await columns(gpu);
+  check('switching WebGPU -> CPU: backend shown, same rankings', sameColumns(onCpu, ref.top5) && gpu.url().includes('backend=cpu'),
+    `cpu ${JSON.stringify(onCpu)} url ${gpu.url()}`);
 } catch (e) {
   check('no exception', false, String(e));
   await page.screenshot({ path: path.join(outDir, 'failure.png'), fullPage: true }).catch(() => {});
 } finally {
   fs.writeFileSync(path.join(outDir, 'console.log'), logs.join('\n'));
   const grab = (re) => logs.map((l) => l.match(re)).filter(Boolean).map((m) => Number(m[1]));
-  summary.corpus_encode_ms = grab(/corpus of \d+ passages encoded in (\d+) ms/);
-  summary.query_ms = grab(/query encoded and ranked in ([\d.]+) ms/);
+  summary.corpus_encode_ms = grab(/^\[log\] corpus of \d+ passages encoded in (\d+) ms/);
+  summary.query_ms = grab(/^\[log\] query encoded and ranked in ([\d.]+) ms/);
+  summary.webgpu_corpus_encode_ms = grab(/^\[webgpu log\] corpus of \d+ passages encoded in (\d+) ms/);
+  summary.webgpu_query_ms = grab(/^\[webgpu log\] query encoded and ranked in ([\d.]+) ms/);
   summary.console_errors = logs.filter((l) => l.startsWith('[error]') || l.startsWith('[pageerror]'));
   fs.writeFileSync(path.join(outDir, 'summary.json'), JSON.stringify(summary, null, 2));
   await browser.close();
+  if (gpuBrowser) await gpuBrowser.close();
 }
 console.log(failures ? `${failures} check(s) failed` : 'all browser checks passed');
 process.exit(failures ? 1 : 0);

@@ -82,6 +82,34 @@ pub fn tools() -> anyhow::Result<WasmToolchain> {
     Ok(wasm)
 }
 
+/// The Cargo profile of the wasm the browser downloads (see `[profile.web]` in Cargo.toml;
+/// index.html names it for trunk).
+const WEB_PROFILE: &str = "web";
+
+/// `npm ci` in `dir` unless `probe` (a path under its node_modules) is there already; npm
+/// itself comes from Debian when missing.
+fn npm_ci(dir: &Path, probe: &str, what: &str) -> anyhow::Result<()> {
+    if dir.join("node_modules").join(probe).exists() {
+        return Ok(());
+    }
+    step(&format!("npm ci ({what})"));
+    if !which("npm") {
+        setup::apt_install(&["npm"])?;
+    }
+    run(Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+        .arg(dir)
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"))
+}
+
+/// The folder holding `wasm-opt` from npm's binaryen (the version Trunk.toml pins; Debian's
+/// binaryen 108 writes a wasm that fails at run time), installed under `xtask/web-tools`.
+fn wasm_opt_dir() -> anyhow::Result<PathBuf> {
+    let tools = root().join("xtask/web-tools");
+    npm_ci(&tools, ".bin/wasm-opt", "wasm-opt from binaryen")?;
+    Ok(tools.join("node_modules/.bin"))
+}
+
 /// A model to serve: where it is and its key in the page.
 pub struct SiteModel {
     /// Short key (URL `?model=`, folder under `models/`).
@@ -117,9 +145,7 @@ pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow:
 }
 
 /// The trainer command: `cargo run --release` for the demo; for the tests the debug binary
-/// built exactly as the test step builds the workspace (`--workspace --features engine/wgpu`),
-/// so it reuses the test build's dependencies instead of compiling burn once more (a plain
-/// `cargo run -p trainer` resolves features differently and rebuilds the GPU stack).
+/// built exactly as the test step builds the workspace (see [`build_test_trainer`]).
 fn trainer(release: bool) -> Command {
     let mut c;
     if release {
@@ -135,25 +161,29 @@ fn trainer(release: bool) -> Command {
     c
 }
 
-/// Builds the debug trainer the tests use (quick after the test step).
+/// Builds the debug trainer the tests use: `cargo test --no-run` with the test step's
+/// arguments writes `target/debug/trainer` with the test step's features (dev-dependencies
+/// included), so after the test step it compiles nothing; a `cargo build` would resolve
+/// features without dev-dependencies and compile burn once more.
 pub fn build_test_trainer() -> anyhow::Result<()> {
     run(cargo().args([
-        "build",
+        "test",
         "--workspace",
         "--features",
         "engine/wgpu",
-        "--bin",
-        "trainer",
+        "--no-run",
     ]))
 }
 
 fn build_direct(out: &Path) -> anyhow::Result<()> {
     let wasm = wasm_bindgen_tools()?;
-    step("building the web app (cargo + wasm-bindgen, release)");
+    step("building the web app (cargo + wasm-bindgen + wasm-opt, profile `web`)");
+    let wasm_opt = wasm_opt_dir()?.join("wasm-opt");
     let mut cargo = wasm.cargo();
     cargo.args([
         "build",
-        "--release",
+        "--profile",
+        WEB_PROFILE,
         "--target",
         "wasm32-unknown-unknown",
         "-p",
@@ -182,7 +212,16 @@ fn build_direct(out: &Path) -> anyhow::Result<()> {
             "--out-dir",
         ])
         .arg(out)
-        .arg(target.join("wasm32-unknown-unknown/release/app.wasm")))?;
+        .arg(target.join(format!("wasm32-unknown-unknown/{WEB_PROFILE}/app.wasm"))))?;
+    // What trunk does with `data-wasm-opt="z"` and index.html's `data-wasm-opt-params` (the
+    // wasm features the build uses, which wasm-opt must be told about).
+    let bg = out.join("app_bg.wasm");
+    run(Command::new(&wasm_opt)
+        .arg("-Oz")
+        .args(wasm_opt_params()?)
+        .arg("--output")
+        .arg(&bg)
+        .arg(&bg))?;
     std::fs::copy(root().join("app/style.css"), out.join("style.css"))?;
     let public = out.join("public");
     std::fs::create_dir_all(&public)?;
@@ -204,21 +243,33 @@ fn build_direct(out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The wasm-opt arguments index.html gives trunk (`data-wasm-opt-params`).
+fn wasm_opt_params() -> anyhow::Result<Vec<String>> {
+    let html = std::fs::read_to_string(root().join("index.html"))?;
+    let (_, rest) = html
+        .split_once("data-wasm-opt-params=\"")
+        .context("index.html: no data-wasm-opt-params on the rust link")?;
+    let (params, _) = rest
+        .split_once('"')
+        .context("index.html: unclosed attribute")?;
+    Ok(params.split_whitespace().map(str::to_string).collect())
+}
+
 fn build_with_trunk(out: &Path) -> anyhow::Result<()> {
     let wasm = tools()?;
-    step("building the web app (trunk, release)");
+    step("building the web app (trunk: profile `web`, wasm-opt)");
 
     let mut trunk = Command::new(cargo_bin().join("trunk"));
     trunk
         .args(["build", "--release", "--public-url", "./", "--dist"])
         .arg(out);
     wasm.configure(&mut trunk);
-    // trunk finds wasm-bindgen on PATH (and must not try to download it).
+    // trunk finds wasm-bindgen and wasm-opt on PATH (and must not try to download them).
     let path = std::env::var("PATH").unwrap_or_default();
-    let bin = cargo_bin();
-    trunk.env("PATH", format!("{}:{path}", bin.display()));
+    let bin = format!("{}:{}", cargo_bin().display(), wasm_opt_dir()?.display());
+    trunk.env("PATH", format!("{bin}:{path}"));
     if wasm == WasmToolchain::Debian {
-        trunk.env("PATH", format!("/usr/bin:{}:{path}", bin.display()));
+        trunk.env("PATH", format!("/usr/bin:{bin}:{path}"));
     }
     run(&mut trunk)
 }
@@ -453,10 +504,11 @@ pub fn demo(extra_models: &[PathBuf], port: u16) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The top-5 demo passage ids of `trainer search` (CPU) with `model` for `query` under
-/// `instruction`, the index kept in `index`.
+/// The top-5 passage ids of `trainer search` (CPU) with `model` over `corpus` for `query`
+/// under `instruction`, the index kept in `index`.
 fn native_top5(
     model: &Path,
+    corpus: &Path,
     index: &Path,
     query: &str,
     instruction: &str,
@@ -467,7 +519,7 @@ fn native_top5(
             .arg("--model")
             .arg(model)
             .arg("--corpus")
-            .arg(root().join("engine/demo/corpus.jsonl"))
+            .arg(corpus)
             .arg("--index")
             .arg(index)
             .arg("--query")
@@ -481,6 +533,31 @@ fn native_top5(
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .map(|v| v["_id"].clone())
         .collect())
+}
+
+/// The native top-5 of the three columns (query alone, instructed, reversed) for a test case.
+fn native_columns(
+    model: &Path,
+    corpus: &Path,
+    index: &Path,
+    case: &serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    let mut columns = serde_json::Map::new();
+    for (column, field) in [
+        ("query", ""),
+        ("instructed", "instruction"),
+        ("reversed", "reversed"),
+    ] {
+        let instruction = if field.is_empty() {
+            ""
+        } else {
+            case[field].as_str().unwrap_or("")
+        };
+        let query = case["query"].as_str().unwrap_or("");
+        let ids = native_top5(model, corpus, index, query, instruction)?;
+        columns.insert(column.to_string(), serde_json::Value::Array(ids));
+    }
+    Ok(serde_json::Value::Object(columns))
 }
 
 /// `cargo xtask e2e`: headless Chromium against the built site (see tests/e2e/README.md).
@@ -529,52 +606,57 @@ pub fn e2e() -> anyhow::Result<()> {
     )?;
     setup::apt_install(&["chromium"])?;
     let e2e = root().join("tests/e2e");
-    if !e2e.join("node_modules/playwright-core").is_dir() {
-        step("npm ci (playwright-core, without its browser download)");
-        if !which("npm") {
-            setup::apt_install(&["npm"])?;
-        }
-        run(Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--prefix"])
-            .arg(&e2e)
-            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"))?;
-    }
+    npm_ci(
+        &e2e,
+        "playwright-core",
+        "playwright-core, without its browser download",
+    )?;
     step("native reference rankings (trainer search, CPU)");
     let cases: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(e2e.join("cases.json"))?)?;
+    let demo_corpus = root().join("engine/demo/corpus.jsonl");
     let index = artifacts.join("demo.index");
     let _ = std::fs::remove_file(&index);
     let mut reference = Vec::new();
-    for case in cases.as_array().context("tests/e2e/cases.json: a list")? {
-        let mut columns = serde_json::Map::new();
-        for (column, field) in [
-            ("query", ""),
-            ("instructed", "instruction"),
-            ("reversed", "reversed"),
-        ] {
-            let instruction = if field.is_empty() {
-                ""
-            } else {
-                case[field].as_str().unwrap_or("")
-            };
-            let ids = native_top5(
-                &model,
-                &index,
-                case["query"].as_str().unwrap_or(""),
-                instruction,
-            )?;
-            columns.insert(column.to_string(), serde_json::Value::Array(ids));
-        }
-        reference.push(serde_json::json!({"case": case, "top5": columns}));
+    let cases = cases.as_array().context("tests/e2e/cases.json: a list")?;
+    for case in cases {
+        let top5 = native_columns(&model, &demo_corpus, &index, case)?;
+        reference.push(serde_json::json!({"case": case, "top5": top5}));
     }
     let reference_path = artifacts.join("native.json");
     std::fs::write(&reference_path, serde_json::to_string_pretty(&reference)?)?;
+    // The WebGPU check runs on one demo topic (the page's `corpus=TOPIC`), which SwiftShader
+    // encodes in a minute where the whole corpus would take a quarter of an hour.
+    let topic = "sourdough";
+    let topic_corpus = artifacts.join(format!("topic-{topic}.jsonl"));
+    let lines: Vec<String> = std::fs::read_to_string(&demo_corpus)?
+        .lines()
+        .filter(|l| {
+            serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| {
+                v["_id"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with(&format!("{topic}-")))
+            })
+        })
+        .map(str::to_string)
+        .collect();
+    std::fs::write(&topic_corpus, lines.join("\n") + "\n")?;
+    let topic_index = artifacts.join("topic.index");
+    let _ = std::fs::remove_file(&topic_index);
+    let top5 = native_columns(&model, &topic_corpus, &topic_index, &cases[0])?;
+    std::fs::write(
+        artifacts.join("native-topic.json"),
+        serde_json::to_string_pretty(
+            &serde_json::json!({"corpus": topic, "passages": lines.len(), "case": cases[0], "top5": top5}),
+        )?,
+    )?;
     // The fine-tuned model's instructed top-5 for the first case (the model-switch check).
     let case = &cases[0];
     let tuned_index = artifacts.join("finetuned.index");
     let _ = std::fs::remove_file(&tuned_index);
     let ids = native_top5(
         &tuned_model,
+        &demo_corpus,
         &tuned_index,
         case["query"].as_str().unwrap_or(""),
         case["instruction"].as_str().unwrap_or(""),
