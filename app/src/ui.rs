@@ -382,6 +382,11 @@ fn schedule_search(p: Page) {
 pub fn App() -> impl IntoView {
     let url = UrlState::from_query_string(&web::location_search());
     let set = demo();
+    // A demo topic from the URL, else the whole demo corpus (a user corpus is not in it).
+    let (start_key, start_corpus) = match demo_corpus(&set.corpus, &url.corpus) {
+        Some(part) => (url.corpus.clone(), part),
+        None => ("demo".to_string(), set.corpus.clone()),
+    };
     let p = Page {
         status: RwSignal::new("loading".into()),
         ready: RwSignal::new(false),
@@ -394,13 +399,8 @@ pub fn App() -> impl IntoView {
         webgpu: RwSignal::new(false),
         models: RwSignal::new(Vec::new()),
         model_key: RwSignal::new(url.model.clone()),
-        // A demo topic from the URL, else the whole demo corpus (a user corpus is not in it).
-        corpus_key: RwSignal::new(if demo_corpus(&set.corpus, &url.corpus).is_some() {
-            url.corpus.clone()
-        } else {
-            "demo".into()
-        }),
-        corpus: RwSignal::new(demo_corpus(&set.corpus, &url.corpus).unwrap_or(set.corpus.clone())),
+        corpus_key: RwSignal::new(start_key),
+        corpus: RwSignal::new(start_corpus),
         custom: RwSignal::new(Vec::new()),
         qid: RwSignal::new(String::new()),
         query: RwSignal::new(String::new()),
