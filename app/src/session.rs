@@ -120,13 +120,12 @@ impl Session {
         }
     }
 
-    /// The encoder input of a query under an instruction (the query alone when it is blank).
-    pub fn query_text(&self, instruction: &str, query: &str) -> String {
-        if instruction.trim().is_empty() {
-            query.to_string()
-        } else {
-            self.template.apply(instruction, query)
-        }
+    /// The encoder input of a query under an instruction: the engine's one query-text rule
+    /// (the query alone when the instruction is blank; a long instruction is cut before the
+    /// query loses a token).
+    pub fn query_text(&self, instruction: &str, query: &str) -> engine::Result<String> {
+        self.template
+            .fit(self.encoder.tokenizer(), instruction, query)
     }
 
     /// Ranks the whole corpus for each text, best first (cosine; ties by corpus order).

@@ -304,13 +304,18 @@ async fn search(p: Page) {
     };
     let generation = next_generation();
     let query = p.query.get_untracked();
-    let texts = vec![
-        query.clone(),
+    let texts = [
+        session.query_text("", &query),
         session.query_text(&p.instruction.get_untracked(), &query),
         session.query_text(&p.reversed.get_untracked(), &query),
-    ];
+    ]
+    .into_iter()
+    .collect::<engine::Result<Vec<String>>>();
     let started = web::now_ms();
-    let result = session.rank(&texts).await;
+    let result = match texts {
+        Ok(texts) => session.rank(&texts).await,
+        Err(e) => Err(e),
+    };
     if current_generation() != generation {
         return;
     }

@@ -16,12 +16,13 @@ use crate::retrieval;
 pub const DEFAULT_RUN_DEPTH: usize = 1000;
 
 /// The encoder input of every query in `mode`: the template applied to the mode's instruction
-/// and the query, or the query alone when `no_instruction` is set (the baseline) or the
-/// instruction is empty.
+/// and the query within the tokenizer's limit ([`QueryTemplate::fit`]), or the query alone
+/// when `no_instruction` is set (the baseline) or the instruction is empty.
 pub fn query_texts(
     set: &EvalSet,
     mode: Mode,
     template: &QueryTemplate,
+    tokenizer: &crate::tokenize::TextTokenizer,
     no_instruction: bool,
 ) -> Result<Vec<String>> {
     set.queries
@@ -34,11 +35,11 @@ pub fn query_texts(
                     mode.name()
                 ))
             })?;
-            Ok(if no_instruction || instruction.trim().is_empty() {
-                q.text.clone()
+            if no_instruction {
+                Ok(q.text.clone())
             } else {
-                template.apply(instruction, &q.text)
-            })
+                template.fit(tokenizer, instruction, &q.text)
+            }
         })
         .collect()
 }
@@ -194,7 +195,7 @@ pub fn runs(
 ) -> Result<BTreeMap<Mode, Run>> {
     let mut out = BTreeMap::new();
     for mode in set.modes() {
-        let texts = query_texts(set, mode, template, no_instruction)?;
+        let texts = query_texts(set, mode, template, encoder.tokenizer(), no_instruction)?;
         let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
         let mut q = encoder.encode(&refs)?;
         q.normalize();

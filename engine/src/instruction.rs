@@ -18,7 +18,7 @@ use burn::tensor::{Device, Tensor, TensorData};
 use crate::bert::WeightReader;
 use crate::encoder::{Embeddings, Encoder};
 use crate::error::{EngineError, Result};
-use crate::tokenize::TokenBatch;
+use crate::tokenize::{TextTokenizer, TokenBatch};
 
 /// Joins an instruction and a query into the text the encoder sees.
 ///
@@ -56,7 +56,40 @@ impl QueryTemplate {
         &self.pattern
     }
 
-    /// The encoder input for `instruction` and `query`.
+    /// The encoder input for `instruction` and `query` within `tokenizer`'s token limit: the
+    /// one query-text rule of the CLI, the evaluation, the training loop and the page.
+    ///
+    /// When the joined text is longer than the limit, the instruction is cut (at a word
+    /// boundary) to the tokens the query and the template leave, whatever the template's
+    /// order: the query survives whole, and only a query that alone exceeds the limit is
+    /// truncated (then without any instruction). Without this rule, `instruction-first` and a
+    /// long instruction push the query out of the encoder's window.
+    pub fn fit(&self, tokenizer: &TextTokenizer, instruction: &str, query: &str) -> Result<String> {
+        let max = tokenizer.max_len();
+        let full = self.apply(instruction, query);
+        if instruction.trim().is_empty() || tokenizer.count(&full, true)? <= max {
+            return Ok(full);
+        }
+        let rest = self
+            .pattern
+            .replace("{instruction}", "")
+            .replace("{query}", query);
+        let mut budget = max.saturating_sub(tokenizer.count(&rest, true)?);
+        loop {
+            let cut = tokenizer.prefix_within(instruction, budget)?;
+            if cut.trim().is_empty() {
+                return Ok(query.to_string());
+            }
+            let text = self.apply(cut, query);
+            if tokenizer.count(&text, true)? <= max {
+                return Ok(text);
+            }
+            budget -= 1;
+        }
+    }
+
+    /// The text for `instruction` and `query` joined by the pattern, with no token limit
+    /// (use [`QueryTemplate::fit`] for encoder inputs).
     pub fn apply(&self, instruction: &str, query: &str) -> String {
         if instruction.trim().is_empty() {
             return query.to_string();

@@ -12,6 +12,8 @@ use crate::error::{EngineError, Result};
 #[derive(Clone)]
 pub struct TextTokenizer {
     inner: Tokenizer,
+    /// The same tokenizer without truncation, for counting and cutting texts.
+    untruncated: Tokenizer,
     max_len: usize,
 }
 
@@ -37,6 +39,7 @@ impl TextTokenizer {
         let mut inner = Tokenizer::from_bytes(bytes)
             .map_err(|e| EngineError::model(path, format!("cannot load tokenizer: {e}")))?;
         inner.with_padding(None);
+        let untruncated = inner.clone();
         inner
             .with_truncation(Some(TruncationParams {
                 direction: TruncationDirection::Right,
@@ -45,7 +48,11 @@ impl TextTokenizer {
                 stride: 0,
             }))
             .map_err(|e| EngineError::model(path, format!("cannot set truncation: {e}")))?;
-        Ok(TextTokenizer { inner, max_len })
+        Ok(TextTokenizer {
+            inner,
+            untruncated,
+            max_len,
+        })
     }
 
     /// Maximum number of tokens per text, special tokens included.
@@ -63,6 +70,34 @@ impl TextTokenizer {
             .into_iter()
             .map(|e| e.get_ids().to_vec())
             .collect())
+    }
+
+    /// Number of tokens of `text` without truncation, special tokens included when
+    /// `with_special` is set.
+    pub fn count(&self, text: &str, with_special: bool) -> Result<usize> {
+        Ok(self
+            .untruncated
+            .encode(text, with_special)
+            .map_err(|e| EngineError::Tokenizer(e.to_string()))?
+            .len())
+    }
+
+    /// The longest prefix of `text` with at most `budget` tokens (no special tokens) that ends
+    /// where a word ends, right-trimmed: words are never cut in two.
+    pub fn prefix_within<'a>(&self, text: &'a str, budget: usize) -> Result<&'a str> {
+        let enc = self
+            .untruncated
+            .encode(text, false)
+            .map_err(|e| EngineError::Tokenizer(e.to_string()))?;
+        if enc.len() <= budget {
+            return Ok(text);
+        }
+        let words = enc.get_word_ids();
+        let mut k = budget;
+        while k > 0 && words[k].is_some() && words[k - 1] == words[k] {
+            k -= 1;
+        }
+        Ok(text[..enc.get_offsets()[k].0].trim_end())
     }
 
     /// The tokens (as strings) of one text, for display and debugging.

@@ -91,3 +91,79 @@ fn cross_attention_uses_the_instruction_and_round_trips_its_weights() {
         "{err}"
     );
 }
+
+fn tokenizer(max_len: usize) -> engine::tokenize::TextTokenizer {
+    let path = common::model_dir().join("tokenizer.json");
+    engine::tokenize::TextTokenizer::from_bytes(&std::fs::read(&path).unwrap(), &path, max_len)
+        .unwrap()
+}
+
+#[test]
+fn a_long_instruction_is_cut_before_the_query_loses_a_token() {
+    let tok = tokenizer(32);
+    let query = "how long should sourdough bread proof in the fridge overnight";
+    let instruction = "Only forum posts written by home bakers who describe their own experience with cold retarding, \
+                       not professional bakery guides, not recipes from magazines, and nothing older than ten years.";
+    let query_tokens = tok.count(query, false).unwrap();
+    for template in [
+        QueryTemplate::instruction_first(),
+        QueryTemplate::query_first(),
+        QueryTemplate::instruct_query(),
+    ] {
+        // Joined without the rule, the text is far over the limit.
+        assert!(
+            tok.count(&template.apply(instruction, query), true)
+                .unwrap()
+                > 32
+        );
+        let text = template.fit(&tok, instruction, query).unwrap();
+        assert!(tok.count(&text, true).unwrap() <= 32, "{text}");
+        // The whole query survives, and the instruction keeps its head, cut at a word boundary.
+        assert!(text.contains(query), "{template:?}: {text}");
+        assert!(text.contains("Only forum posts written"), "{text}");
+        let kept = text.replace(query, "");
+        let last_word = kept
+            .split_whitespace()
+            .filter(|w| !w.starts_with("Instruct") && !w.starts_with("Query"))
+            .last()
+            .unwrap();
+        assert!(
+            instruction
+                .split_whitespace()
+                .any(|w| w.trim_end_matches([',', '.']) == last_word.trim_end_matches([',', '.'])),
+            "{last_word} is a cut word"
+        );
+        // What the tokenizer truncates at 32 tokens of the fitted text loses nothing.
+        assert_eq!(
+            tok.encode(&[&text]).unwrap()[0].len(),
+            tok.count(&text, true).unwrap()
+        );
+        assert!(query_tokens < 32);
+    }
+    // Short texts are joined unchanged; a blank instruction is the query alone.
+    let t = QueryTemplate::default();
+    assert_eq!(
+        t.fit(&tok, "Only forum posts.", "sourdough").unwrap(),
+        "Only forum posts. sourdough"
+    );
+    assert_eq!(t.fit(&tok, " ", query).unwrap(), query);
+}
+
+#[test]
+fn a_query_longer_than_the_budget_is_encoded_alone_and_truncated() {
+    let tok = tokenizer(12);
+    let query =
+        "why does my sourdough starter smell like nail polish remover after feeding it rye flour";
+    assert!(tok.count(query, true).unwrap() > 12);
+    for template in [
+        QueryTemplate::instruction_first(),
+        QueryTemplate::query_first(),
+    ] {
+        // No room for any instruction token: the query alone, which the tokenizer then truncates
+        // at its tail as for any long text.
+        assert_eq!(
+            template.fit(&tok, "Only forum posts.", query).unwrap(),
+            query
+        );
+    }
+}

@@ -39,8 +39,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         let reversed_instruction = q.instruction_reversed.clone().unwrap_or_default();
         let texts = [
             q.text.clone(),
-            template.apply(&instruction, &q.text),
-            template.apply(&reversed_instruction, &q.text),
+            template.fit(encoder.tokenizer(), &instruction, &q.text)?,
+            template.fit(encoder.tokenizer(), &reversed_instruction, &q.text)?,
         ];
         let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
         let mut e = encoder.encode(&refs)?;

@@ -414,7 +414,8 @@ fn instfol(
         .get(&Mode::Changed)
         .context("INSTFOL needs the set's changed instructions and qrels/changed.tsv")?;
     // The og run is the query alone when the set has no og instructions; else encode it.
-    let alone_texts = engine::evaluation::query_texts(set, Mode::Og, template, true)?;
+    let alone_texts =
+        engine::evaluation::query_texts(set, Mode::Og, template, encoder.tokenizer(), true)?;
     let refs: Vec<&str> = alone_texts.iter().map(|s| s.as_str()).collect();
     let mut q = encoder.encode(&refs)?;
     q.normalize();

@@ -61,7 +61,7 @@ pub fn index(args: IndexArgs) -> anyhow::Result<()> {
 pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     let template = args.template.template()?;
     let encoder = args.model.load()?;
-    let text = template.apply(&args.instruction, &args.query);
+    let text = template.fit(encoder.tokenizer(), &args.instruction, &args.query)?;
     let mut query = encoder.encode(&[text.as_str()])?;
     query.normalize();
 

@@ -28,8 +28,45 @@ use crate::progress;
 pub enum SynthCommand {
     /// Exactly labelled dual-view records from a corpus with queries and qrels (no LLM).
     Attributes(AttributesArgs),
+    /// Relevance-preserving dual-view records: each relevant passage rendered in two versions
+    /// (source, format, length, content) that only the instruction separates; plus replay.
+    Renderings(RenderingsArgs),
     /// InF-IR and dual-view records from an OpenAI-compatible chat endpoint.
     Llm(crate::synth_llm::LlmArgs),
+}
+
+/// `trainer synth renderings`.
+#[derive(Args, Debug)]
+pub struct RenderingsArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Evaluation-set folder with corpus.jsonl, queries.jsonl and qrels/og.tsv (e.g. ../shared/data/msmarco-subset).
+    #[arg(long)]
+    pub set: PathBuf,
+    /// Training records to write (JSONL, formats.md §3).
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Write the held-out queries as evaluation-set folders here (instructions/, retrieval/).
+    #[arg(long)]
+    pub heldout: Option<PathBuf>,
+    /// Share of the queries held out (with --heldout).
+    #[arg(long, default_value_t = 0.1)]
+    pub heldout_fraction: f64,
+    /// The hard negative (the most similar unjudged passage) must score within this cosine of the relevant one (2 = any).
+    #[arg(long, default_value_t = 2.0)]
+    pub max_score_gap: f64,
+    /// Dual-view records per query (each along another drawn dimension).
+    #[arg(long, default_value_t = 2)]
+    pub per_query: usize,
+    /// Also write the InF-IR record of each dual-view record (the nearest other query as Q-).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    pub inf_ir: bool,
+    /// Also write each training query's plain retrieval record (no instruction).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub replay: bool,
+    /// Seed of the dimensions, phrasing and held-out split.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
 }
 
 /// `trainer synth attributes`.
@@ -67,75 +104,125 @@ pub struct AttributesArgs {
 pub fn run(command: SynthCommand) -> anyhow::Result<()> {
     match command {
         SynthCommand::Attributes(a) => attributes(a),
+        SynthCommand::Renderings(a) => renderings(a),
         SynthCommand::Llm(a) => crate::synth_llm::run(a),
     }
 }
 
-fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
-    let set = EvalSet::load(&args.set)?;
-    let og = set.qrels.get(&Mode::Og).with_context(|| {
-        format!(
-            "{}: qrels/og.tsv is needed (the relevant passage of each query)",
-            args.set.display()
-        )
-    })?;
-    if !(0.0..1.0).contains(&args.heldout_fraction) {
-        anyhow::bail!("--heldout-fraction must be in [0, 1)");
-    }
-    let encoder = args.model.load()?;
+/// What the base model finds around each judged query of a set.
+struct Neighbours {
+    /// Index into `set.queries`.
+    query: usize,
+    /// The relevant passage's id.
+    positive: String,
+    /// The most similar unjudged passages scoring within the gap of the positive, best first.
+    candidates: Vec<String>,
+    /// The most similar other judged query (index into `set.queries`).
+    nearest_query: Option<usize>,
+}
+
+/// Encodes the corpus and the queries with the base model and finds, for every query with a
+/// relevant passage, its on-topic unjudged candidates and its nearest other query.
+fn neighbours(
+    model: &ModelArgs,
+    set: &EvalSet,
+    og: &engine::data::Qrels,
+    candidates: usize,
+    max_score_gap: f64,
+) -> anyhow::Result<Vec<Neighbours>> {
+    let encoder = model.load()?;
     let bar = progress::bar(set.corpus.len(), "encoding corpus");
-    let passages = encode_passages(&encoder, &set, &mut |d, _| bar.set_position(d as u64))?;
+    let passages = encode_passages(&encoder, set, &mut |d, _| bar.set_position(d as u64))?;
     bar.finish_and_clear();
     let texts: Vec<&str> = set.queries.iter().map(|q| q.text.as_str()).collect();
     let mut queries = encoder.encode(&texts)?;
     queries.normalize();
-    let depth = args.candidates + 20;
-    let run = rank(&set, &passages, &queries, depth)?;
-    let by_id: BTreeMap<&str, &engine::Passage> =
-        set.corpus.iter().map(|p| (p.id.as_str(), p)).collect();
+    let run = rank(set, &passages, &queries, candidates + 20)?;
     let row_of: BTreeMap<&str, usize> = set
         .corpus
         .iter()
         .enumerate()
         .map(|(i, p)| (p.id.as_str(), i))
         .collect();
-
-    let mut rng = SplitMix64::new(args.seed);
-    let mut train = Vec::new();
-    let mut heldout: Vec<(
-        String,
-        String,
-        engine::training::attributes::AttributeRecord,
-        String,
-        String,
-    )> = Vec::new();
-    let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut heldout_queries: Vec<&engine::Query> = Vec::new();
-    let mut skipped = 0usize;
+    let dot = |a: &[f32], b: &[f32]| -> f64 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (*x as f64) * (*y as f64))
+            .sum()
+    };
+    let mut out = Vec::new();
     for (q, query) in set.queries.iter().enumerate() {
         let Some(judged) = og.get(&query.id) else {
             continue;
         };
-        let Some((positive_id, _)) = judged.iter().find(|(_, &level)| level > 0.0) else {
+        let Some((positive, _)) = judged.iter().find(|(_, &level)| level > 0.0) else {
             continue;
         };
-        let Some(positive) = by_id.get(positive_id.as_str()) else {
+        let Some(&row) = row_of.get(positive.as_str()) else {
             continue;
         };
-        let positive_score: f64 = queries
-            .row(q)
-            .iter()
-            .zip(passages.row(row_of[positive_id.as_str()]))
-            .map(|(a, b)| (*a as f64) * (*b as f64))
-            .sum();
-        let candidates: Vec<&str> = engine::metrics::run::rank(run.docs(&query.id).unwrap_or(&[]))
+        let positive_score = dot(queries.row(q), passages.row(row));
+        let candidates = engine::metrics::run::rank(run.docs(&query.id).unwrap_or(&[]))
             .into_iter()
             .filter(|(d, score)| {
-                !judged.contains_key(*d) && *score >= positive_score - args.max_score_gap
+                !judged.contains_key(*d) && *score >= positive_score - max_score_gap
             })
-            .map(|(d, _)| d)
-            .take(args.candidates)
+            .map(|(d, _)| d.to_string())
+            .take(candidates)
             .collect();
+        out.push(Neighbours {
+            query: q,
+            positive: positive.clone(),
+            candidates,
+            nearest_query: None,
+        });
+    }
+    let judged: Vec<usize> = out.iter().map(|n| n.query).collect();
+    for n in &mut out {
+        n.nearest_query = judged
+            .iter()
+            .copied()
+            .filter(|&o| o != n.query)
+            .max_by(|&a, &b| {
+                dot(queries.row(n.query), queries.row(a))
+                    .total_cmp(&dot(queries.row(n.query), queries.row(b)))
+            });
+    }
+    Ok(out)
+}
+
+/// Loads the set and its og qrels, checking the held-out share.
+fn load_set(
+    set_dir: &Path,
+    heldout_fraction: f64,
+) -> anyhow::Result<(EvalSet, engine::data::Qrels)> {
+    let set = EvalSet::load(set_dir)?;
+    let og = set.qrels.get(&Mode::Og).cloned().with_context(|| {
+        format!(
+            "{}: qrels/og.tsv is needed (the relevant passage of each query)",
+            set_dir.display()
+        )
+    })?;
+    if !(0.0..1.0).contains(&heldout_fraction) {
+        anyhow::bail!("--heldout-fraction must be in [0, 1)");
+    }
+    Ok((set, og))
+}
+
+fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
+    let (set, og) = load_set(&args.set, args.heldout_fraction)?;
+    let found = neighbours(&args.model, &set, &og, args.candidates, args.max_score_gap)?;
+    let by_id: BTreeMap<&str, &engine::Passage> =
+        set.corpus.iter().map(|p| (p.id.as_str(), p)).collect();
+    let mut rng = SplitMix64::new(args.seed);
+    let mut train = Vec::new();
+    let mut heldout: Vec<HeldOut> = Vec::new();
+    let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut heldout_queries: Vec<&engine::Query> = Vec::new();
+    let mut skipped = set.queries.len() - found.len();
+    for n in &found {
+        let query = &set.queries[n.query];
+        let positive = by_id[n.positive.as_str()];
         // Drawn either way, so a seed gives the same records with or without --heldout.
         let hold = rng.uniform() < args.heldout_fraction && args.heldout.is_some();
         if hold {
@@ -143,11 +230,11 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
         }
         let mut made = 0;
         let mut used_kinds = HashSet::new();
-        for candidate_id in candidates {
+        for candidate_id in &n.candidates {
             if made == args.per_query {
                 break;
             }
-            let candidate = by_id[candidate_id];
+            let candidate = by_id[candidate_id.as_str()];
             let Some(record) = attribute_record(
                 &query.text,
                 &positive.encoder_text(),
@@ -162,15 +249,15 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
             *kinds.entry(record.kind).or_default() += 1;
             made += 1;
             if hold {
-                heldout.push((
-                    format!("{}-{made}", query.id),
-                    query.id.clone(),
-                    record,
-                    positive_id.clone(),
-                    candidate_id.to_string(),
-                ));
+                heldout.push(HeldOut {
+                    id: format!("{}-{made}", query.id),
+                    record: record.record,
+                    kind: record.kind,
+                    positive: PassageRef::Corpus(n.positive.clone()),
+                    negative: PassageRef::Corpus(candidate_id.clone()),
+                });
             } else {
-                train.push(record);
+                train.push(record.record);
             }
         }
         if made == 0 {
@@ -178,28 +265,168 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
         }
     }
     anyhow::ensure!(!train.is_empty(), "{}: no record could be made (no query had an on-topic passage differing on any constraint)", args.set.display());
-    write_jsonl(&args.output, train.iter().map(|r| r.record.to_json()))?;
+    write_jsonl(&args.output, train.iter().map(|r| r.to_json()))?;
+    report_written(&args.output, train.len(), skipped, &kinds);
+    if let Some(dir) = &args.heldout {
+        write_heldout_sets(dir, &set, &og, &heldout, &heldout_queries, &HashSet::new())?;
+    }
+    Ok(())
+}
+
+fn report_written(
+    output: &Path,
+    records: usize,
+    skipped: usize,
+    kinds: &BTreeMap<&'static str, usize>,
+) {
     eprintln!(
-        "{} training records written to {} ({} queries gave none); constraints: {}",
-        train.len(),
-        args.output.display(),
-        skipped,
+        "{records} training records written to {} ({skipped} queries gave none); kinds: {}",
+        output.display(),
         kinds
             .iter()
             .map(|(k, n)| format!("{k} {n}"))
             .collect::<Vec<_>>()
             .join(", ")
     );
-    if let Some(dir) = &args.heldout {
-        write_heldout(&dir.join("instructions"), &set, &heldout)?;
-        write_retrieval(&dir.join("retrieval"), &set, og, &heldout_queries)?;
-        eprintln!(
-            "held out: {} instruction queries in {} and {} plain queries in {} (evaluation sets)",
-            heldout.len(),
-            dir.join("instructions").display(),
-            heldout_queries.len(),
-            dir.join("retrieval").display()
+}
+
+fn write_heldout_sets(
+    dir: &Path,
+    set: &EvalSet,
+    og: &engine::data::Qrels,
+    heldout: &[HeldOut],
+    queries: &[&engine::Query],
+    removed: &HashSet<String>,
+) -> anyhow::Result<()> {
+    write_heldout(&dir.join("instructions"), set, heldout, removed)?;
+    write_retrieval(&dir.join("retrieval"), set, og, queries)?;
+    eprintln!(
+        "held out: {} instruction queries in {} and {} plain queries in {} (evaluation sets)",
+        heldout.len(),
+        dir.join("instructions").display(),
+        queries.len(),
+        dir.join("retrieval").display()
+    );
+    Ok(())
+}
+
+/// A passage of a held-out record: one of the corpus, or a synthesized version.
+enum PassageRef {
+    Corpus(String),
+    New { id: String, text: String },
+}
+
+impl PassageRef {
+    fn id(&self) -> &str {
+        match self {
+            PassageRef::Corpus(id) | PassageRef::New { id, .. } => id,
+        }
+    }
+}
+
+/// A held-out record and where its two passages are.
+struct HeldOut {
+    id: String,
+    record: engine::training::records::InstructionNegativeRecord,
+    kind: &'static str,
+    positive: PassageRef,
+    negative: PassageRef,
+}
+
+fn renderings(args: RenderingsArgs) -> anyhow::Result<()> {
+    use engine::training::renderings::{random_dimension, rendered_records, replay_record, Anchor};
+    let (set, og) = load_set(&args.set, args.heldout_fraction)?;
+    let found = neighbours(&args.model, &set, &og, 3, args.max_score_gap)?;
+    let by_id: BTreeMap<&str, &engine::Passage> =
+        set.corpus.iter().map(|p| (p.id.as_str(), p)).collect();
+    let anchor = |q: usize, id: &str| {
+        let p = by_id[id];
+        Anchor {
+            query: set.queries[q].text.as_str(),
+            title: p.title.as_str(),
+            text: p.text.as_str(),
+        }
+    };
+    let by_query: BTreeMap<usize, &Neighbours> = found.iter().map(|n| (n.query, n)).collect();
+    let mut rng = SplitMix64::new(args.seed);
+    // The split has its own stream: every variant with the same seed holds out the same queries.
+    let mut split = SplitMix64::for_stream(args.seed, 1);
+    let (mut train, mut heldout, mut heldout_queries) = (Vec::new(), Vec::new(), Vec::new());
+    let mut removed = HashSet::new();
+    let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut skipped = set.queries.len() - found.len();
+    for n in &found {
+        let query = &set.queries[n.query];
+        let hold = split.uniform() < args.heldout_fraction && args.heldout.is_some();
+        let positive = anchor(n.query, &n.positive);
+        let negative = n.candidates.first().map(|c| anchor(n.query, c));
+        let poisoned = n
+            .nearest_query
+            .filter(|_| args.inf_ir)
+            .map(|o| anchor(o, &by_query[&o].positive));
+        let term = engine::training::attributes::distinguishing_word(
+            positive.text,
+            negative.map(|a| a.text).unwrap_or(""),
+            positive.query,
+            &mut rng,
         );
+        let mut made = 0;
+        for attempt in 0..args.per_query * 4 {
+            if made == args.per_query {
+                break;
+            }
+            let dimension = random_dimension(term.clone(), &mut rng);
+            let Some(records) =
+                rendered_records(&dimension, positive, negative, poisoned, &mut rng)
+            else {
+                continue;
+            };
+            made += 1;
+            *kinds.entry(records.kind).or_default() += 1;
+            if hold {
+                removed.insert(n.positive.clone());
+                let d = records.dual_view;
+                heldout.push(HeldOut {
+                    id: format!("{}-{attempt}", query.id),
+                    kind: records.kind,
+                    positive: PassageRef::New {
+                        id: format!("{}~{attempt}a", n.positive),
+                        text: d.positive.clone(),
+                    },
+                    negative: PassageRef::New {
+                        id: format!("{}~{attempt}b", n.positive),
+                        text: d.instruction_negatives[0].clone(),
+                    },
+                    record: d,
+                });
+            } else {
+                train.push(records.dual_view.to_json());
+                if let Some(r) = records.inf_ir {
+                    train.push(r.to_json());
+                }
+            }
+        }
+        if hold {
+            heldout_queries.push(query);
+        } else if args.replay {
+            train.push(replay_record(positive, negative).to_json());
+            *kinds.entry("replay").or_default() += 1;
+        }
+        if made == 0 {
+            skipped += 1;
+        }
+    }
+    anyhow::ensure!(
+        !train.is_empty(),
+        "{}: no record could be made",
+        args.set.display()
+    );
+    // Seeded shuffle so that a file read in order still mixes kinds.
+    rng.shuffle(&mut train);
+    write_jsonl(&args.output, train.iter().cloned())?;
+    report_written(&args.output, train.len(), skipped, &kinds);
+    if let Some(dir) = &args.heldout {
+        write_heldout_sets(dir, &set, &og, &heldout, &heldout_queries, &removed)?;
     }
     Ok(())
 }
@@ -222,15 +449,27 @@ fn write_jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> a
     std::fs::rename(&partial, path).with_context(|| format!("{}: cannot write", path.display()))
 }
 
-/// Creates an evaluation-set folder `dir` (with `qrels/`) holding the whole corpus of `set`.
-fn write_corpus(dir: &Path, set: &EvalSet) -> anyhow::Result<()> {
+/// Creates an evaluation-set folder `dir` (with `qrels/`) holding the corpus of `set` without
+/// the `removed` ids, plus `extra` passages.
+fn write_corpus(
+    dir: &Path,
+    set: &EvalSet,
+    removed: &HashSet<String>,
+    extra: &[(&str, &str)],
+) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir.join("qrels"))
         .with_context(|| format!("{}: cannot create", dir.display()))?;
     write_jsonl(
         &dir.join("corpus.jsonl"),
         set.corpus
             .iter()
-            .map(|p| serde_json::json!({"_id": p.id, "title": p.title, "text": p.text})),
+            .filter(|p| !removed.contains(&p.id))
+            .map(|p| serde_json::json!({"_id": p.id, "title": p.title, "text": p.text}))
+            .chain(
+                extra
+                    .iter()
+                    .map(|(id, text)| serde_json::json!({"_id": id, "title": "", "text": text})),
+            ),
     )
 }
 
@@ -242,7 +481,7 @@ fn write_retrieval(
     og: &engine::data::Qrels,
     queries: &[&engine::Query],
 ) -> anyhow::Result<()> {
-    write_corpus(dir, set)?;
+    write_corpus(dir, set, &HashSet::new(), &[])?;
     write_jsonl(
         &dir.join("queries.jsonl"),
         queries
@@ -259,24 +498,28 @@ fn write_retrieval(
         .with_context(|| format!("{}: cannot write", dir.display()))
 }
 
-/// The held-out records as an evaluation set over the whole corpus.
+/// The held-out records as an evaluation set over the corpus (synthesized versions added, the
+/// passages they were made from removed).
 fn write_heldout(
     dir: &Path,
     set: &EvalSet,
-    records: &[(
-        String,
-        String,
-        engine::training::attributes::AttributeRecord,
-        String,
-        String,
-    )],
+    records: &[HeldOut],
+    removed: &HashSet<String>,
 ) -> anyhow::Result<()> {
-    write_corpus(dir, set)?;
+    let extra: Vec<(&str, &str)> = records
+        .iter()
+        .flat_map(|r| [&r.positive, &r.negative])
+        .filter_map(|p| match p {
+            PassageRef::New { id, text } => Some((id.as_str(), text.as_str())),
+            PassageRef::Corpus(_) => None,
+        })
+        .collect();
+    write_corpus(dir, set, removed, &extra)?;
     write_jsonl(
         &dir.join("queries.jsonl"),
-        records.iter().map(|(id, _, r, _, _)| {
+        records.iter().map(|r| {
             serde_json::json!({
-                "_id": id,
+                "_id": r.id,
                 "text": r.record.query,
                 "instruction_og": "",
                 "instruction_changed": r.record.instruction,
@@ -285,13 +528,16 @@ fn write_heldout(
             })
         }),
     )?;
-    for (mode, positive_level, candidate_level) in
+    for (mode, positive_level, negative_level) in
         [("og", 1, 1), ("changed", 1, 0), ("reversed", 0, 1)]
     {
         let mut text = String::from("query-id\tcorpus-id\tscore\n");
-        for (id, _, _, positive, candidate) in records {
+        for r in records {
             text.push_str(&format!(
-                "{id}\t{positive}\t{positive_level}\n{id}\t{candidate}\t{candidate_level}\n"
+                "{id}\t{positive}\t{positive_level}\n{id}\t{negative}\t{negative_level}\n",
+                id = r.id,
+                positive = r.positive.id(),
+                negative = r.negative.id()
             ));
         }
         std::fs::write(dir.join(format!("qrels/{mode}.tsv")), text)?;

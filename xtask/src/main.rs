@@ -11,6 +11,7 @@
 //! * `bench-eval`: evaluation speed against ranx and pytrec_eval on the same files.
 
 mod bench;
+mod compare;
 mod model;
 mod recipe;
 mod setup;
@@ -98,6 +99,12 @@ enum Cmd {
         #[arg(long)]
         gpu: bool,
     },
+    /// Train every variant of recipes/ablations.json and compare each with the base model (RESULTS.md).
+    Ablation {
+        /// Also evaluate on the BIRCO dev sets (slow: thousands of long passages per model).
+        #[arg(long)]
+        birco: bool,
+    },
     /// Check that sentence-transformers loads a model written by `trainer train` (after `test`).
     StCompat,
     /// Evaluate the default model on every set at hand (with and without instructions) into RESULTS.md.
@@ -145,6 +152,7 @@ fn main() {
         ),
         Cmd::StCompat => tasks::st_compat(),
         Cmd::Recipe { gpu } => recipe::run_recipe(gpu),
+        Cmd::Ablation { birco } => recipe::run_ablation(birco),
     };
     if let Err(e) = result {
         eprintln!("xtask error: {e:#}");

@@ -1,15 +1,21 @@
-//! `cargo xtask recipe [--gpu]`: synthesize attribute data from the MS MARCO subset, fine-tune
-//! the default model with `recipes/if-minilm.json`, evaluate base and fine-tuned models on every
-//! set at hand, and write the before/after table into RESULTS.md (recipes/README.md).
+//! `cargo xtask recipe [--gpu]`: synthesize relevance-preserving instruction data from the MS
+//! MARCO subset, fine-tune the default model with `recipes/if-minilm.json`, compare base and
+//! fine-tuned models on every set at hand with paired tests, and write the table into
+//! RESULTS.md (recipes/README.md). `cargo xtask ablation`: the variants the recipe was chosen
+//! from (`recipes/ablations.json`), trained and compared the same way.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 use anyhow::Context;
 
+use crate::compare::{comparison_table, decision_sets, TABLE_NOTE};
 use crate::model;
-use crate::tasks::{cargo, eval_json, home, root, run, step, target_dir, write_marked};
+use crate::tasks::{cargo, root, run, step, target_dir, write_marked};
+
+/// `trainer synth renderings` arguments of the recipe's data (besides model, set and paths).
+const RECIPE_SYNTH: &[&str] = &["--per-query", "1"];
 
 /// Runs the recipe; interrupted runs resume (data is kept, training continues from its last
 /// checkpoint, passage embeddings are cached).
@@ -31,93 +37,23 @@ pub fn run_recipe(gpu: bool) -> anyhow::Result<()> {
     let run_dir = root().join("runs").join(name);
     let data = run_dir.join("data");
 
-    step("building trainer (release)");
-    let mut build = cargo();
-    build.args(["build", "--release", "-p", "trainer"]);
-    if gpu {
-        build.args(["--features", "engine/cuda"]);
-    }
-    run(&mut build)?;
-    let trainer = target_dir().join("release/trainer");
+    let trainer = build_trainer(gpu)?;
 
-    if data.join("train.jsonl").is_file() {
-        println!("synthesized data found in {}: kept", data.display());
-    } else {
-        step("trainer synth attributes (MS MARCO subset, 10% of the queries held out)");
-        run(Command::new(&trainer)
-            .args(["synth", "attributes", "--model"])
-            .arg(&base)
-            .arg("--set")
-            .arg(&msmarco)
-            .arg("--output")
-            .arg(data.join("train.jsonl"))
-            .arg("--heldout")
-            .arg(data.join("heldout"))
-            .args(["--max-score-gap", "0.3", "--per-query", "3"]))?;
-    }
-
-    step(&format!("trainer train --config {config}"));
-    let mut train = Command::new(&trainer);
-    train
-        .args(["train", "--config", config, "--model"])
-        .arg(&base);
-    if run_dir.join("checkpoints").is_dir() {
-        train.arg("--resume");
-    }
-    run(&mut train)?;
+    synthesize(&trainer, &base, &msmarco, &data, RECIPE_SYNTH)?;
+    train(&trainer, &base, config, &run_dir)?;
     let tuned = run_dir.join("model");
-
-    let mut sets: Vec<(String, PathBuf)> = vec![
-        ("demo (built-in)".into(), root().join("engine/demo")),
-        (
-            "synthesized instructions (held out)".into(),
-            data.join("heldout/instructions"),
-        ),
-        (
-            "MS MARCO queries (held out)".into(),
-            data.join("heldout/retrieval"),
-        ),
-    ];
-    for set in ["clinical-trial", "doris-mae", "wtb"] {
-        sets.push((
-            format!("BIRCO dev {set} (objective)"),
-            shared.join("birco-dev").join(set),
-        ));
-    }
-    let cache = home().join(".cache/ifir/passages");
-    let mut table = String::from(
-        "| set | model | nDCG@10 | nDCG@10 instructed | p-MRR | WISE | SICR |\n|---|---|---|---|---|---|---|\n",
-    );
-    let f = |x: &serde_json::Value| {
-        x.as_f64()
-            .map(|x| format!("{:.2}", x * 100.0))
-            .unwrap_or_else(|| "-".into())
-    };
-    for (label, dir) in &sets {
-        for (who, model_dir) in [("base", &base), ("fine-tuned", &tuned)] {
-            step(&format!("eval: {label}, {who}"));
-            let v = eval_json(&trainer, dir, model_dir, &cache, "ndcg@10", false)
-                .map_err(|e| anyhow::anyhow!(e))
-                .with_context(|| format!("evaluating {label}"))?;
-            let row = format!(
-                "| {label} | {who} | {} | {} | {} | {} | {} |\n",
-                f(&v["og"]["ndcg@10"]),
-                f(&v["changed"]["ndcg@10"]),
-                f(&v["p-mrr"]),
-                f(&v["wise"]),
-                f(&v["sicr"])
-            );
-            print!("{row}");
-            table.push_str(&row);
-        }
-    }
+    let sets = decision_sets(&data, true);
+    let table = comparison_table(
+        &trainer,
+        &base,
+        &[("fine-tuned".into(), tuned.clone())],
+        &sets,
+    )?;
     let minutes = started.elapsed().as_secs_f64() / 60.0;
     let doc = format!(
         "Base all-MiniLM-L6-v2 against the recipe's fine-tuned model (`cargo xtask recipe{}`, config\n\
-         `{config}`), values x100. \"nDCG@10\" is the og mode: the query alone for the demo and\n\
-         held-out sets, the task objective for BIRCO. \"nDCG@10 instructed\" is the changed mode\n\
-         (the instruction, judged with qrels/changed.tsv). The held-out sets come from queries the\n\
-         model never trained on. Whole recipe: {minutes:.1} min on this machine ({} cores).\n\n{table}",
+         `{config}`). {TABLE_NOTE} The held-out sets come from queries the model never trained on.\n\
+         Whole recipe: {minutes:.1} min on this machine ({} cores).\n\n{table}",
         if gpu { " --gpu" } else { "" },
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -128,5 +64,159 @@ pub fn run_recipe(gpu: bool) -> anyhow::Result<()> {
         "\nRESULTS.md written; the recipe took {minutes:.1} min; model in {}",
         tuned.display()
     );
+    Ok(())
+}
+
+/// Builds the release trainer (with CUDA for `gpu`) and returns its path.
+fn build_trainer(gpu: bool) -> anyhow::Result<PathBuf> {
+    step("building trainer (release)");
+    let mut build = cargo();
+    build.args(["build", "--release", "-p", "trainer"]);
+    if gpu {
+        build.args(["--features", "engine/cuda"]);
+    }
+    run(&mut build)?;
+    Ok(target_dir().join("release/trainer"))
+}
+
+/// `trainer synth renderings` into `data` (train.jsonl, heldout/), unless already there.
+fn synthesize(
+    trainer: &Path,
+    base: &Path,
+    msmarco: &Path,
+    data: &Path,
+    extra: &[&str],
+) -> anyhow::Result<()> {
+    if data.join("train.jsonl").is_file() {
+        println!("synthesized data found in {}: kept", data.display());
+        return Ok(());
+    }
+    step(&format!(
+        "trainer synth renderings {} (MS MARCO subset, 10% of the queries held out) into {}",
+        extra.join(" "),
+        data.display()
+    ));
+    run(Command::new(trainer)
+        .args(["synth", "renderings", "--model"])
+        .arg(base)
+        .arg("--set")
+        .arg(msmarco)
+        .arg("--output")
+        .arg(data.join("train.jsonl"))
+        .arg("--heldout")
+        .arg(data.join("heldout"))
+        .args(extra))
+}
+
+/// `trainer train --config CONFIG` (resuming from the run's checkpoints when present; a
+/// finished run only re-exports its model).
+fn train(trainer: &Path, base: &Path, config: &str, run_dir: &Path) -> anyhow::Result<()> {
+    if run_dir.join("model/model.safetensors").is_file() {
+        println!(
+            "trained model found in {}: kept",
+            run_dir.join("model").display()
+        );
+        return Ok(());
+    }
+    step(&format!("trainer train --config {config}"));
+    let mut cmd = Command::new(trainer);
+    cmd.args(["train", "--config", config, "--model"]).arg(base);
+    if run_dir.join("checkpoints").is_dir() {
+        cmd.arg("--resume");
+    }
+    run(&mut cmd)
+}
+
+/// A variant of the ablation manifest: its row label and its `trainer train` config.
+struct Variant {
+    name: String,
+    config: String,
+}
+
+/// `recipes/ablations.json`: `datasets` (folder -> extra `trainer synth renderings` arguments),
+/// `evaluation_data` (the folder whose held-out sets every variant is evaluated on) and
+/// `variants` (`[{"name", "config"}]`).
+fn read_manifest(
+    path: &Path,
+) -> anyhow::Result<(Vec<(String, Vec<String>)>, String, Vec<Variant>)> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    let bad = |what: &str| anyhow::anyhow!("{}: {what}", path.display());
+    let strings = |x: &serde_json::Value| -> Option<Vec<String>> {
+        x.as_array()?
+            .iter()
+            .map(|s| s.as_str().map(String::from))
+            .collect()
+    };
+    let datasets = v["datasets"]
+        .as_object()
+        .ok_or_else(|| bad("'datasets' must map folders to argument lists"))?
+        .iter()
+        .map(|(k, a)| {
+            Ok((
+                k.clone(),
+                strings(a).ok_or_else(|| bad("dataset arguments must be strings"))?,
+            ))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let evaluation = v["evaluation_data"]
+        .as_str()
+        .ok_or_else(|| bad("'evaluation_data' must be a folder"))?
+        .to_string();
+    let variants = v["variants"]
+        .as_array()
+        .ok_or_else(|| bad("'variants' must be a list"))?
+        .iter()
+        .map(|x| match (x["name"].as_str(), x["config"].as_str()) {
+            (Some(n), Some(c)) => Ok(Variant {
+                name: n.into(),
+                config: c.into(),
+            }),
+            _ => Err(bad("each variant needs 'name' and 'config'")),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok((datasets, evaluation, variants))
+}
+
+/// `cargo xtask ablation [--birco]`: synthesizes every data set of `recipes/ablations.json`,
+/// trains every variant that has no model yet (resuming interrupted ones), compares each with
+/// the base model on the decision sets, and writes the table into RESULTS.md.
+pub fn run_ablation(birco: bool) -> anyhow::Result<()> {
+    let base = model::fetch_default()?;
+    let msmarco = root().join("../shared/data/msmarco-subset");
+    anyhow::ensure!(
+        msmarco.is_dir(),
+        "the ablation synthesizes from {}, which is absent",
+        msmarco.display()
+    );
+    let path = root().join("recipes/ablations.json");
+    let (datasets, evaluation_data, variants) = read_manifest(&path)?;
+    let trainer = build_trainer(false)?;
+    for (dir, extra) in &datasets {
+        let extra: Vec<&str> = extra.iter().map(|s| s.as_str()).collect();
+        synthesize(&trainer, &base, &msmarco, &root().join(dir), &extra)?;
+    }
+    let mut models = Vec::new();
+    for v in &variants {
+        let config: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root().join(&v.config)).with_context(|| v.config.clone())?,
+        )
+        .with_context(|| format!("{}: not JSON", v.config))?;
+        let output = root().join(config["output"].as_str().context("config without output")?);
+        train(&trainer, &base, &v.config, &output)?;
+        models.push((v.name.clone(), output.join("model")));
+    }
+    let sets = decision_sets(&root().join(&evaluation_data), birco);
+    let table = comparison_table(&trainer, &base, &models, &sets)?;
+    write_marked(
+        "ablation",
+        &format!(
+            "Ablation (`cargo xtask ablation{}`, variants in `recipes/ablations.json`): each variant \
+             against the base model. {TABLE_NOTE}\n\n{table}",
+            if birco { " --birco" } else { "" }
+        ),
+    )?;
+    println!("\nRESULTS.md written (ablation table)");
     Ok(())
 }

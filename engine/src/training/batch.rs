@@ -210,6 +210,33 @@ impl BatchLayout {
         l
     }
 
+    /// Puts the query alone (the empty instruction) into every anchor's I block: a positive
+    /// must then score higher with its instruction than with its bare query, which is what
+    /// InfoSearch's SICR asks of an instructed query (`S_ins > S_ori`).
+    pub fn with_query_alone(mut self) -> Self {
+        if self.instruction_block.is_empty() {
+            return self;
+        }
+        let empty = match self.instructions.iter().position(|i| i.is_empty()) {
+            Some(i) => i,
+            None => {
+                self.instructions.push(String::new());
+                self.instruction_count.push(0);
+                self.instructions.len() - 1
+            }
+        };
+        if !self.instruction_block.contains(&empty) {
+            self.instruction_block.push(empty);
+        }
+        for q in 0..self.queries.len() {
+            let next = self.pairs.len();
+            if *self.pair_of.entry((empty, q)).or_insert(next) == next {
+                self.pairs.push((empty, q));
+            }
+        }
+        self
+    }
+
     /// The I block of anchor tuple `i`: the sampled instructions plus those of every tuple
     /// with the same query, without repeats, in index order.
     pub fn instruction_block_for(&self, i: usize) -> Vec<usize> {

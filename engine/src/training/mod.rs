@@ -7,6 +7,7 @@ pub mod attributes;
 pub mod batch;
 pub mod objectives;
 pub mod records;
+pub mod renderings;
 
 use burn::tensor::{Int, Tensor, TensorData};
 

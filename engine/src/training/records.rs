@@ -51,6 +51,21 @@ pub struct InstructionNegativeRecord {
     pub instruction_reversed: Option<String>,
 }
 
+impl InfIrRecord {
+    /// The record as one JSON line of formats.md §3.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "query_positive": self.query_positive,
+            "instruction_positive": self.instruction_positive,
+            "document_positive": self.document_positive,
+            "instruction_negative": self.instruction_negative,
+            "hard_negative_document_1": self.hard_negative_document_1,
+            "query_negative": self.query_negative,
+            "hard_negative_document_2": self.hard_negative_document_2,
+        })
+    }
+}
+
 impl InstructionNegativeRecord {
     /// The record as one JSON line of formats.md §3.
     pub fn to_json(&self) -> serde_json::Value {

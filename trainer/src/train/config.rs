@@ -56,6 +56,8 @@ train_config! {
     literal_loss: bool = false;
     /// Share of the batch's other instructions in the I block (the reference code's div_neg_batch = 2 is 0.5).
     instruction_fraction: f64 = 1.0;
+    /// Put the query alone (no instruction) into every anchor's I block, so a positive must score higher with its instruction than with the bare query (InfoSearch's SICR condition).
+    query_alone_in_block: bool = false;
     /// How instruction and query meet: concat (one text through --template) or cross-attention (engine's Interaction II module, trained too).
     interaction: String = "concat".into();
     /// Template joining instruction and query: instruction-first, query-first, instruct, or a pattern with {instruction} and {query}.

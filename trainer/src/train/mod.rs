@@ -193,12 +193,15 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
             let micro = step * accumulation + a;
             let tuples = batches.micro_batch(micro)?;
             let mut rng = SplitMix64::for_stream(config.seed ^ SAMPLING_STREAM, micro as u64);
-            let layout = BatchLayout::new(
+            let mut layout = BatchLayout::new(
                 &tuples,
                 plan.loss.objective.needs_instruction_block(),
                 config.instruction_fraction,
                 &mut rng,
             );
+            if config.query_alone_in_block {
+                layout = layout.with_query_alone();
+            }
             let (value, grads) = if config.grad_cache_chunk > 0 {
                 grad_cache_step(
                     &model,

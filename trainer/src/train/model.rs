@@ -78,14 +78,16 @@ impl TrainModel {
         let pooling = texts.config.pooling;
         Ok(match &self.cross {
             None => {
-                let joined: Vec<String> = pairs
+                let joined = pairs
                     .iter()
                     .map(|&(i, q)| {
-                        texts
-                            .template
-                            .apply(&layout.instructions[i], &layout.queries[q])
+                        texts.template.fit(
+                            &texts.query_tokenizer,
+                            &layout.instructions[i],
+                            &layout.queries[q],
+                        )
                     })
-                    .collect();
+                    .collect::<engine::Result<Vec<String>>>()?;
                 engine::training::embed(
                     &self.bert,
                     &texts.query_tokenizer,
