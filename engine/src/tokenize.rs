@@ -39,7 +39,12 @@ impl TextTokenizer {
         let mut inner = Tokenizer::from_bytes(bytes)
             .map_err(|e| EngineError::model(path, format!("cannot load tokenizer: {e}")))?;
         inner.with_padding(None);
-        let untruncated = inner.clone();
+        // tokenizer.json files store their own truncation (MiniLM's: 128 tokens); this copy
+        // has none, so counts are true counts.
+        let mut untruncated = inner.clone();
+        untruncated
+            .with_truncation(None)
+            .map_err(|e| EngineError::model(path, format!("cannot set truncation: {e}")))?;
         inner
             .with_truncation(Some(TruncationParams {
                 direction: TruncationDirection::Right,

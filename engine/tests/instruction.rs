@@ -124,8 +124,7 @@ fn a_long_instruction_is_cut_before_the_query_loses_a_token() {
         let kept = text.replace(query, "");
         let last_word = kept
             .split_whitespace()
-            .filter(|w| !w.starts_with("Instruct") && !w.starts_with("Query"))
-            .last()
+            .rfind(|w| !w.starts_with("Instruct") && !w.starts_with("Query"))
             .unwrap();
         assert!(
             instruction
@@ -166,4 +165,23 @@ fn a_query_longer_than_the_budget_is_encoded_alone_and_truncated() {
             query
         );
     }
+}
+
+#[test]
+fn counts_are_not_capped_by_the_truncation_stored_in_tokenizer_json() {
+    // all-MiniLM-L6-v2's tokenizer.json stores truncation at 128 tokens; the model's limit is
+    // 256. A 300-word text must count well past both, or the query-text rule never triggers.
+    let tok = tokenizer(256);
+    let long = "word ".repeat(300);
+    assert!(tok.count(&long, false).unwrap() >= 300);
+    let instruction = "Only forum posts by home bakers. ".repeat(40);
+    let query = "how long should sourdough proof overnight in the fridge";
+    let text = QueryTemplate::default()
+        .fit(&tok, &instruction, query)
+        .unwrap();
+    assert!(text.ends_with(query) && tok.count(&text, true).unwrap() <= 256);
+    assert!(
+        tok.count(&text, true).unwrap() > 200,
+        "the instruction keeps what fits"
+    );
 }

@@ -39,6 +39,34 @@ pub enum SynthCommand {
 #[derive(Args, Debug)]
 pub struct RenderingsArgs {
     #[command(flatten)]
+    pub source: SourceArgs,
+    /// The hard negative (the most similar unjudged passage) must score within this cosine of the relevant one (2 = any).
+    #[arg(long, default_value_t = 2.0)]
+    pub max_score_gap: f64,
+    /// Dual-view records per query (each along another drawn dimension).
+    #[arg(long, default_value_t = 2)]
+    pub per_query: usize,
+    /// Also write the InF-IR record of each dual-view record (the nearest other query as Q-).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    pub inf_ir: bool,
+    /// Share of instructions phrased as the exclusion of the other value ("anything but a list") rather than a request for their own.
+    #[arg(long, default_value_t = 0.3)]
+    pub exclusion_share: f64,
+    /// Share of instructions that name both values, the wanted and the excluded ("forum posts, not news articles").
+    #[arg(long, default_value_t = 0.3)]
+    pub contrast_share: f64,
+    /// Also write each training query's plain retrieval record (no instruction).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub replay: bool,
+    /// Seed of the dimensions, phrasing and held-out split.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// What both offline syntheses read and write.
+#[derive(Args, Debug)]
+pub struct SourceArgs {
+    #[command(flatten)]
     pub model: ModelArgs,
     /// Evaluation-set folder with corpus.jsonl, queries.jsonl and qrels/og.tsv (e.g. ../shared/data/msmarco-subset).
     #[arg(long)]
@@ -52,40 +80,13 @@ pub struct RenderingsArgs {
     /// Share of the queries held out (with --heldout).
     #[arg(long, default_value_t = 0.1)]
     pub heldout_fraction: f64,
-    /// The hard negative (the most similar unjudged passage) must score within this cosine of the relevant one (2 = any).
-    #[arg(long, default_value_t = 2.0)]
-    pub max_score_gap: f64,
-    /// Dual-view records per query (each along another drawn dimension).
-    #[arg(long, default_value_t = 2)]
-    pub per_query: usize,
-    /// Also write the InF-IR record of each dual-view record (the nearest other query as Q-).
-    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
-    pub inf_ir: bool,
-    /// Also write each training query's plain retrieval record (no instruction).
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
-    pub replay: bool,
-    /// Seed of the dimensions, phrasing and held-out split.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
 }
 
 /// `trainer synth attributes`.
 #[derive(Args, Debug)]
 pub struct AttributesArgs {
     #[command(flatten)]
-    pub model: ModelArgs,
-    /// Evaluation-set folder with corpus.jsonl, queries.jsonl and qrels/og.tsv (e.g. ../shared/data/msmarco-subset).
-    #[arg(long)]
-    pub set: PathBuf,
-    /// Training records to write (JSONL, formats.md §3).
-    #[arg(long)]
-    pub output: PathBuf,
-    /// Write the held-out queries as an evaluation-set folder here.
-    #[arg(long)]
-    pub heldout: Option<PathBuf>,
-    /// Share of the queries held out (with --heldout).
-    #[arg(long, default_value_t = 0.1)]
-    pub heldout_fraction: f64,
+    pub source: SourceArgs,
     /// On-topic candidates considered per query (the most similar unjudged passages).
     #[arg(long, default_value_t = 10)]
     pub candidates: usize,
@@ -210,8 +211,14 @@ fn load_set(
 }
 
 fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
-    let (set, og) = load_set(&args.set, args.heldout_fraction)?;
-    let found = neighbours(&args.model, &set, &og, args.candidates, args.max_score_gap)?;
+    let (set, og) = load_set(&args.source.set, args.source.heldout_fraction)?;
+    let found = neighbours(
+        &args.source.model,
+        &set,
+        &og,
+        args.candidates,
+        args.max_score_gap,
+    )?;
     let by_id: BTreeMap<&str, &engine::Passage> =
         set.corpus.iter().map(|p| (p.id.as_str(), p)).collect();
     let mut rng = SplitMix64::new(args.seed);
@@ -224,7 +231,7 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
         let query = &set.queries[n.query];
         let positive = by_id[n.positive.as_str()];
         // Drawn either way, so a seed gives the same records with or without --heldout.
-        let hold = rng.uniform() < args.heldout_fraction && args.heldout.is_some();
+        let hold = rng.uniform() < args.source.heldout_fraction && args.source.heldout.is_some();
         if hold {
             heldout_queries.push(query);
         }
@@ -264,10 +271,10 @@ fn attributes(args: AttributesArgs) -> anyhow::Result<()> {
             skipped += 1;
         }
     }
-    anyhow::ensure!(!train.is_empty(), "{}: no record could be made (no query had an on-topic passage differing on any constraint)", args.set.display());
-    write_jsonl(&args.output, train.iter().map(|r| r.to_json()))?;
-    report_written(&args.output, train.len(), skipped, &kinds);
-    if let Some(dir) = &args.heldout {
+    anyhow::ensure!(!train.is_empty(), "{}: no record could be made (no query had an on-topic passage differing on any constraint)", args.source.set.display());
+    write_jsonl(&args.source.output, train.iter().map(|r| r.to_json()))?;
+    report_written(&args.source.output, train.len(), skipped, &kinds);
+    if let Some(dir) = &args.source.heldout {
         write_heldout_sets(dir, &set, &og, &heldout, &heldout_queries, &HashSet::new())?;
     }
     Ok(())
@@ -335,8 +342,13 @@ struct HeldOut {
 
 fn renderings(args: RenderingsArgs) -> anyhow::Result<()> {
     use engine::training::renderings::{random_dimension, rendered_records, replay_record, Anchor};
-    let (set, og) = load_set(&args.set, args.heldout_fraction)?;
-    let found = neighbours(&args.model, &set, &og, 3, args.max_score_gap)?;
+    let shares = [args.exclusion_share, args.contrast_share];
+    anyhow::ensure!(
+        shares.iter().all(|s| (0.0..=1.0).contains(s)) && shares.iter().sum::<f64>() <= 1.0,
+        "--exclusion-share and --contrast-share must be in [0, 1] and add up to at most 1"
+    );
+    let (set, og) = load_set(&args.source.set, args.source.heldout_fraction)?;
+    let found = neighbours(&args.source.model, &set, &og, 3, args.max_score_gap)?;
     let by_id: BTreeMap<&str, &engine::Passage> =
         set.corpus.iter().map(|p| (p.id.as_str(), p)).collect();
     let anchor = |q: usize, id: &str| {
@@ -357,7 +369,7 @@ fn renderings(args: RenderingsArgs) -> anyhow::Result<()> {
     let mut skipped = set.queries.len() - found.len();
     for n in &found {
         let query = &set.queries[n.query];
-        let hold = split.uniform() < args.heldout_fraction && args.heldout.is_some();
+        let hold = split.uniform() < args.source.heldout_fraction && args.source.heldout.is_some();
         let positive = anchor(n.query, &n.positive);
         let negative = n.candidates.first().map(|c| anchor(n.query, c));
         let poisoned = n
@@ -376,9 +388,17 @@ fn renderings(args: RenderingsArgs) -> anyhow::Result<()> {
                 break;
             }
             let dimension = random_dimension(term.clone(), &mut rng);
-            let Some(records) =
-                rendered_records(&dimension, positive, negative, poisoned, &mut rng)
-            else {
+            let Some(records) = rendered_records(
+                &dimension,
+                positive,
+                negative,
+                poisoned,
+                engine::training::renderings::PhrasingMix {
+                    exclusion: args.exclusion_share,
+                    contrast: args.contrast_share,
+                },
+                &mut rng,
+            ) else {
                 continue;
             };
             made += 1;
@@ -419,13 +439,13 @@ fn renderings(args: RenderingsArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         !train.is_empty(),
         "{}: no record could be made",
-        args.set.display()
+        args.source.set.display()
     );
     // Seeded shuffle so that a file read in order still mixes kinds.
     rng.shuffle(&mut train);
-    write_jsonl(&args.output, train.iter().cloned())?;
-    report_written(&args.output, train.len(), skipped, &kinds);
-    if let Some(dir) = &args.heldout {
+    write_jsonl(&args.source.output, train.iter().cloned())?;
+    report_written(&args.source.output, train.len(), skipped, &kinds);
+    if let Some(dir) = &args.source.heldout {
         write_heldout_sets(dir, &set, &og, &heldout, &heldout_queries, &removed)?;
     }
     Ok(())

@@ -613,15 +613,18 @@ impl Job<'_> {
                 return Ok(None);
             }
         }
-        Ok(Some(json!({
-            "query_positive": query,
-            "instruction_positive": i_pos,
-            "document_positive": positive,
-            "instruction_negative": i_neg,
-            "hard_negative_document_1": p1,
-            "query_negative": q_neg,
-            "hard_negative_document_2": p2,
-        })))
+        Ok(Some(
+            engine::training::records::InfIrRecord {
+                query_positive: query.to_string(),
+                instruction_positive: i_pos.to_string(),
+                document_positive: positive.to_string(),
+                instruction_negative: i_neg.to_string(),
+                hard_negative_document_1: p1.to_string(),
+                query_negative: q_neg.to_string(),
+                hard_negative_document_2: p2.to_string(),
+            }
+            .to_json(),
+        ))
     }
 
     fn dual_view(

@@ -106,12 +106,12 @@ fn cell(c: &serde_json::Value) -> String {
     };
     let p = c["p_randomization"].as_f64();
     let mark = if p.is_some_and(|p| p < 0.05) { "*" } else { "" };
-    format!(
-        "{:.2} ({:+.2}{mark}, p={})",
-        b * 100.0,
-        (b - a) * 100.0,
-        p.map(|p| format!("{p:.3}")).unwrap_or_else(|| "-".into())
-    )
+    let p = match p {
+        Some(p) if p < 0.001 => "p<0.001".to_string(),
+        Some(p) => format!("p={p:.3}"),
+        None => "p=-".to_string(),
+    };
+    format!("{:.2} ({:+.2}{mark}, {p})", b * 100.0, (b - a) * 100.0)
 }
 
 fn base_cell(c: &serde_json::Value) -> String {

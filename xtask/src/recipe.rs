@@ -14,8 +14,65 @@ use crate::compare::{comparison_table, decision_sets, TABLE_NOTE};
 use crate::model;
 use crate::tasks::{cargo, root, run, step, target_dir, write_marked};
 
-/// `trainer synth renderings` arguments of the recipe's data (besides model, set and paths).
-const RECIPE_SYNTH: &[&str] = &["--per-query", "1"];
+/// One training stage of the recipe: its data (a folder of the run, made by `trainer synth
+/// renderings` with these arguments), its `trainer train` config and the run folder that config
+/// writes.
+struct Stage {
+    data: &'static str,
+    synth: &'static [&'static str],
+    config: &'static str,
+    output: &'static str,
+}
+
+/// Stage 1 learns what the values look like from requests only ("only forum posts"); stage 2
+/// starts from its model and adds exclusions and contrasts ("anything but a forum thread",
+/// "news articles, not forum posts"). Trained in one stage, the mix learns nothing: an
+/// instruction and its negated reversal embed alike at first, so the two views' gradients
+/// cancel (RESULTS.md, ablation).
+const CPU_STAGES: [Stage; 2] = [
+    Stage {
+        data: "data-requests",
+        synth: &[
+            "--per-query",
+            "1",
+            "--exclusion-share",
+            "0",
+            "--contrast-share",
+            "0",
+        ],
+        config: "recipes/if-minilm-stage1.json",
+        output: "runs/if-minilm/stage1",
+    },
+    Stage {
+        data: "data",
+        synth: &["--per-query", "1"],
+        config: "recipes/if-minilm.json",
+        output: "runs/if-minilm",
+    },
+];
+
+/// The same stages with the GPU configurations.
+const GPU_STAGES: [Stage; 2] = [
+    Stage {
+        data: "data-requests",
+        synth: &[
+            "--per-query",
+            "2",
+            "--exclusion-share",
+            "0",
+            "--contrast-share",
+            "0",
+        ],
+        config: "recipes/if-minilm-gpu-stage1.json",
+        output: "runs/if-minilm-gpu/stage1",
+    },
+    Stage {
+        data: "data",
+        synth: &["--per-query", "2"],
+        config: "recipes/if-minilm-gpu.json",
+        output: "runs/if-minilm-gpu",
+    },
+];
 
 /// Runs the recipe; interrupted runs resume (data is kept, training continues from its last
 /// checkpoint, passage embeddings are cached).
@@ -29,18 +86,25 @@ pub fn run_recipe(gpu: bool) -> anyhow::Result<()> {
         "the recipe synthesizes its training data from {}, which is absent",
         msmarco.display()
     );
-    let (config, name) = if gpu {
-        ("recipes/if-minilm-gpu.json", "if-minilm-gpu")
+    let (stages, name) = if gpu {
+        (&GPU_STAGES, "if-minilm-gpu")
     } else {
-        ("recipes/if-minilm.json", "if-minilm")
+        (&CPU_STAGES, "if-minilm")
     };
     let run_dir = root().join("runs").join(name);
     let data = run_dir.join("data");
-
     let trainer = build_trainer(gpu)?;
-
-    synthesize(&trainer, &base, &msmarco, &data, RECIPE_SYNTH)?;
-    train(&trainer, &base, config, &run_dir)?;
+    for stage in stages.iter() {
+        synthesize(
+            &trainer,
+            &base,
+            &msmarco,
+            &run_dir.join(stage.data),
+            stage.synth,
+        )?;
+        train(&trainer, stage.config, &root().join(stage.output))?;
+    }
+    let config = stages[stages.len() - 1].config;
     let tuned = run_dir.join("model");
     let sets = decision_sets(&data, true);
     let table = comparison_table(
@@ -108,9 +172,9 @@ fn synthesize(
         .args(extra))
 }
 
-/// `trainer train --config CONFIG` (resuming from the run's checkpoints when present; a
-/// finished run only re-exports its model).
-fn train(trainer: &Path, base: &Path, config: &str, run_dir: &Path) -> anyhow::Result<()> {
+/// `trainer train --config CONFIG` (resuming from the run's checkpoints when present; a run
+/// whose model exists is kept).
+fn train(trainer: &Path, config: &str, run_dir: &Path) -> anyhow::Result<()> {
     if run_dir.join("model/model.safetensors").is_file() {
         println!(
             "trained model found in {}: kept",
@@ -120,7 +184,7 @@ fn train(trainer: &Path, base: &Path, config: &str, run_dir: &Path) -> anyhow::R
     }
     step(&format!("trainer train --config {config}"));
     let mut cmd = Command::new(trainer);
-    cmd.args(["train", "--config", config, "--model"]).arg(base);
+    cmd.args(["train", "--config", config]);
     if run_dir.join("checkpoints").is_dir() {
         cmd.arg("--resume");
     }
@@ -133,12 +197,19 @@ struct Variant {
     config: String,
 }
 
-/// `recipes/ablations.json`: `datasets` (folder -> extra `trainer synth renderings` arguments),
-/// `evaluation_data` (the folder whose held-out sets every variant is evaluated on) and
-/// `variants` (`[{"name", "config"}]`).
-fn read_manifest(
-    path: &Path,
-) -> anyhow::Result<(Vec<(String, Vec<String>)>, String, Vec<Variant>)> {
+/// `recipes/ablations.json`.
+struct Manifest {
+    /// Data folders and their extra `trainer synth renderings` arguments.
+    datasets: Vec<(String, Vec<String>)>,
+    /// The folder whose held-out sets every variant is evaluated on.
+    evaluation_data: String,
+    /// The variants, trained in order (a variant may start from an earlier one's model).
+    variants: Vec<Variant>,
+}
+
+/// Reads `recipes/ablations.json`: `datasets` (folder -> argument list), `evaluation_data`
+/// and `variants` (`[{"name", "config"}]`).
+fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
@@ -176,7 +247,11 @@ fn read_manifest(
             _ => Err(bad("each variant needs 'name' and 'config'")),
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok((datasets, evaluation, variants))
+    Ok(Manifest {
+        datasets,
+        evaluation_data: evaluation,
+        variants,
+    })
 }
 
 /// `cargo xtask ablation [--birco]`: synthesizes every data set of `recipes/ablations.json`,
@@ -191,7 +266,11 @@ pub fn run_ablation(birco: bool) -> anyhow::Result<()> {
         msmarco.display()
     );
     let path = root().join("recipes/ablations.json");
-    let (datasets, evaluation_data, variants) = read_manifest(&path)?;
+    let Manifest {
+        datasets,
+        evaluation_data,
+        variants,
+    } = read_manifest(&path)?;
     let trainer = build_trainer(false)?;
     for (dir, extra) in &datasets {
         let extra: Vec<&str> = extra.iter().map(|s| s.as_str()).collect();
@@ -204,7 +283,7 @@ pub fn run_ablation(birco: bool) -> anyhow::Result<()> {
         )
         .with_context(|| format!("{}: not JSON", v.config))?;
         let output = root().join(config["output"].as_str().context("config without output")?);
-        train(&trainer, &base, &v.config, &output)?;
+        train(&trainer, &v.config, &output)?;
         models.push((v.name.clone(), output.join("model")));
     }
     let sets = decision_sets(&root().join(&evaluation_data), birco);

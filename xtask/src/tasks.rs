@@ -248,8 +248,13 @@ pub fn golden() -> anyhow::Result<()> {
 pub fn results() -> anyhow::Result<()> {
     let model_dir = model::fetch_default()?;
     let shared = root().join("../shared/data");
-    let mut sets: Vec<(String, PathBuf)> =
-        vec![("demo (built-in)".into(), root().join("engine/demo"))];
+    let mut sets: Vec<(String, PathBuf)> = vec![
+        ("demo (built-in)".into(), root().join("engine/demo")),
+        (
+            "hand-written instructions (held out)".into(),
+            root().join("evalsets/instructions-heldout"),
+        ),
+    ];
     if shared.is_dir() {
         for name in ["clinical-trial", "doris-mae", "wtb"] {
             sets.push((

@@ -482,11 +482,27 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Where `cargo xtask recipe` writes its fine-tuned model.
+const RECIPE_MODEL: &str = "runs/if-minilm/model";
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
 /// `cargo xtask dist`: the static site in `dist/`.
 pub fn dist(extra_models: &[PathBuf]) -> anyhow::Result<PathBuf> {
     let model = crate::model::fetch_default()?;
     let out = root().join("dist");
-    build_site(&out, &site_models(model, extra_models)?, Builder::Trunk)?;
+    let mut extra = extra_models.to_vec();
+    // The recipe's model (`cargo xtask recipe`) joins the model picker whenever it exists.
+    let recipe_model = root().join(RECIPE_MODEL);
+    if recipe_model.join("model.safetensors").is_file()
+        && !extra.iter().any(|m| same_dir(m, &recipe_model))
+    {
+        println!("adding the recipe's model {RECIPE_MODEL} to the model picker");
+        extra.push(recipe_model);
+    }
+    build_site(&out, &site_models(model, &extra)?, Builder::Trunk)?;
     println!(
         "\nstatic site written to {} (serve it from any static host; no special headers needed)",
         out.display()

@@ -244,149 +244,175 @@ pub fn render_source(
         title.trim().to_string()
     };
     match source {
-        Source::Forum => {
-            let opener = pick(
-                &[
-                    "Had the same question a while back.",
-                    "Not an expert, but this is what I found.",
-                    "Replying since nobody else has yet.",
-                    "From my own digging on this:",
-                    "Someone asked this in another thread too.",
-                ],
-                rng,
-            );
-            let closer = pick(
-                &[
-                    "Hope that helps!",
-                    "Anyone else run into this?",
-                    "Correct me if I'm wrong, folks.",
-                    "Edit: fixed a typo.",
-                    "Good luck, keep us posted.",
-                ],
-                rng,
-            );
-            match rng.below(3) {
-                0 => format!(
-                    "Re: {}\n{user} replied: {opener} {text} {closer}",
-                    as_question(query)
-                ),
-                1 => format!(
-                    "Thread: {} ({} replies)\n{user} wrote: {opener} {text} {closer}",
-                    as_question(query),
-                    2 + rng.below(40)
-                ),
-                _ => format!(
-                    "{user} · {} points · reply to the question \"{}\"\n{opener} {text} {closer}",
-                    3 + rng.below(200),
-                    as_question(query)
-                ),
-            }
-        }
-        Source::News => {
-            let outlet = OUTLETS[rng.below(OUTLETS.len())];
-            let city = CITIES[rng.below(CITIES.len())];
-            match rng.below(3) {
-                0 => format!("{city} ({outlet}) — {text} Officials and experts interviewed for this report agreed."),
-                1 => format!(
-                    "{heading}\nBy {} staff, {outlet} | {}\n{text}",
-                    pick(&["our", "news", "metro desk"], rng),
-                    date(rng)
-                ),
-                _ => format!(
-                    "{city}, {} — {text} Reporting by {} for {outlet}.",
-                    date(rng),
-                    pick(&["J. Alvarez", "M. Chen", "R. Okafor", "L. Brandt"], rng)
-                ),
-            }
-        }
-        Source::Reference => match rng.below(3) {
-            0 => format!("{heading}\n{text}\nSee also: related entries. References: [1] [2]"),
-            1 => format!("{heading} (reference entry). {text} [citation 1]"),
-            _ => format!(
-                "Encyclopedia article: {heading}. {text} Categories: {}.",
-                pick(
-                    &[
-                        "General knowledge",
-                        "Science",
-                        "Everyday life",
-                        "Health and nutrition"
-                    ],
-                    rng
-                )
-            ),
-        },
-        Source::Blog => format!(
-            "{} — {}\n{} {text} {}",
-            pick(
-                &[
-                    "My little corner of the web",
-                    "Notes from the kitchen table",
-                    "The weekend tinkerer",
-                    "Slow mornings blog"
-                ],
-                rng
-            ),
-            date(rng),
-            pick(
-                &[
-                    "So I've been meaning to write about this for ages.",
-                    "Quick post today, because a reader emailed me about it.",
-                    "Okay, story time: I finally looked this up properly.",
-                ],
-                rng
-            ),
-            pick(
-                &[
-                    "Let me know in the comments what you think!",
-                    "Thanks for reading, see you next week.",
-                    "Share this with a friend who keeps asking.",
-                ],
-                rng
-            )
+        Source::Forum => forum(user, query, text, rng),
+        Source::News => news(&heading, text, rng),
+        Source::Reference => reference(&heading, text, rng),
+        Source::Blog => blog(text, rng),
+        Source::Abstract => paper_abstract(&heading, text, rng),
+        Source::Notice => notice(text, rng),
+    }
+}
+
+/// A reply in a discussion thread about the query.
+fn forum(user: &str, query: &str, text: &str, rng: &mut SplitMix64) -> String {
+    let opener = pick(
+        &[
+            "Had the same question a while back.",
+            "Not an expert, but this is what I found.",
+            "Replying since nobody else has yet.",
+            "From my own digging on this:",
+            "Someone asked this in another thread too.",
+        ],
+        rng,
+    );
+    let closer = pick(
+        &[
+            "Hope that helps!",
+            "Anyone else run into this?",
+            "Correct me if I'm wrong, folks.",
+            "Edit: fixed a typo.",
+            "Good luck, keep us posted.",
+        ],
+        rng,
+    );
+    match rng.below(3) {
+        0 => format!(
+            "Re: {}\n{user} replied: {opener} {text} {closer}",
+            as_question(query)
         ),
-        Source::Abstract => {
-            let topic = heading.trim_end_matches(['?', '.']).to_lowercase();
-            let s = sentences(text);
-            let body = match s.split_first() {
-                Some((first, rest)) if !rest.is_empty() => {
-                    format!("Background: {first} Results: {}", rest.join(" "))
-                }
-                _ => format!("Background: we review the evidence on {topic}. Results: {text}"),
-            };
-            format!(
-                "Abstract. {body} Conclusions: {} Keywords: {topic}.",
-                pick(
-                    &[
-                        "these findings inform practice.",
-                        "further studies are warranted.",
-                        "the evidence is consistent across sources.",
-                    ],
-                    rng
-                )
-            )
-        }
-        Source::Notice => format!(
-            "{} from the {}: {text} {}",
+        1 => format!(
+            "Thread: {} ({} replies)\n{user} wrote: {opener} {text} {closer}",
+            as_question(query),
+            2 + rng.below(40)
+        ),
+        _ => format!(
+            "{user} · {} points · reply to the question \"{}\"\n{opener} {text} {closer}",
+            3 + rng.below(200),
+            as_question(query)
+        ),
+    }
+}
+
+/// A news report with a dateline or byline.
+fn news(heading: &str, text: &str, rng: &mut SplitMix64) -> String {
+    let outlet = OUTLETS[rng.below(OUTLETS.len())];
+    let city = CITIES[rng.below(CITIES.len())];
+    match rng.below(3) {
+        0 => format!(
+            "{city} ({outlet}) — {text} Officials and experts interviewed for this report agreed."
+        ),
+        1 => format!(
+            "{heading}\nBy {} staff, {outlet} | {}\n{text}",
+            pick(&["our", "news", "metro desk"], rng),
+            date(rng)
+        ),
+        _ => format!(
+            "{city}, {} — {text} Reporting by {} for {outlet}.",
+            date(rng),
+            pick(&["J. Alvarez", "M. Chen", "R. Okafor", "L. Brandt"], rng)
+        ),
+    }
+}
+
+/// An encyclopedia or reference entry.
+fn reference(heading: &str, text: &str, rng: &mut SplitMix64) -> String {
+    match rng.below(3) {
+        0 => format!("{heading}\n{text}\nSee also: related entries. References: [1] [2]"),
+        1 => format!("{heading} (reference entry). {text} [citation 1]"),
+        _ => format!(
+            "Encyclopedia article: {heading}. {text} Categories: {}.",
             pick(
                 &[
-                    "PUBLIC NOTICE",
-                    "Official guidance",
-                    "Notice to residents",
-                    "Advisory"
-                ],
-                rng
-            ),
-            AGENCIES[rng.below(AGENCIES.len())],
-            pick(
-                &[
-                    "For further information, contact your local office.",
-                    "This notice is issued under the agency's public information duties.",
-                    "Questions may be directed to the agency's helpline.",
+                    "General knowledge",
+                    "Science",
+                    "Everyday life",
+                    "Health and nutrition"
                 ],
                 rng
             )
         ),
     }
+}
+
+/// A dated personal blog post.
+fn blog(text: &str, rng: &mut SplitMix64) -> String {
+    format!(
+        "{} — {}\n{} {text} {}",
+        pick(
+            &[
+                "My little corner of the web",
+                "Notes from the kitchen table",
+                "The weekend tinkerer",
+                "Slow mornings blog"
+            ],
+            rng
+        ),
+        date(rng),
+        pick(
+            &[
+                "So I've been meaning to write about this for ages.",
+                "Quick post today, because a reader emailed me about it.",
+                "Okay, story time: I finally looked this up properly.",
+            ],
+            rng
+        ),
+        pick(
+            &[
+                "Let me know in the comments what you think!",
+                "Thanks for reading, see you next week.",
+                "Share this with a friend who keeps asking.",
+            ],
+            rng
+        )
+    )
+}
+
+/// A paper abstract: the first sentence as background, the rest as results.
+fn paper_abstract(heading: &str, text: &str, rng: &mut SplitMix64) -> String {
+    let topic = heading.trim_end_matches(['?', '.']).to_lowercase();
+    let s = sentences(text);
+    let body = match s.split_first() {
+        Some((first, rest)) if !rest.is_empty() => {
+            format!("Background: {first} Results: {}", rest.join(" "))
+        }
+        _ => format!("Background: we review the evidence on {topic}. Results: {text}"),
+    };
+    format!(
+        "Abstract. {body} Conclusions: {} Keywords: {topic}.",
+        pick(
+            &[
+                "these findings inform practice.",
+                "further studies are warranted.",
+                "the evidence is consistent across sources.",
+            ],
+            rng
+        )
+    )
+}
+
+/// An official notice from an authority.
+fn notice(text: &str, rng: &mut SplitMix64) -> String {
+    format!(
+        "{} from the {}: {text} {}",
+        pick(
+            &[
+                "PUBLIC NOTICE",
+                "Official guidance",
+                "Notice to residents",
+                "Advisory"
+            ],
+            rng
+        ),
+        AGENCIES[rng.below(AGENCIES.len())],
+        pick(
+            &[
+                "For further information, contact your local office.",
+                "This notice is issued under the agency's public information duties.",
+                "Questions may be directed to the agency's helpline.",
+            ],
+            rng
+        )
+    )
 }
 
 /// `text` laid out as `format`, one sentence per item; `None` when the text has fewer than
@@ -431,67 +457,123 @@ pub fn render_format(
     })
 }
 
-/// Instructions asking for `value` (polarity true) or excluding it (false), many phrasings.
-fn source_instruction(source: Source, polarity: bool, rng: &mut SplitMix64) -> String {
-    let (name, plural) = match source {
+/// How an instruction names the value it wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phrasing {
+    /// Asks for the wanted value ("Only forum posts, please.").
+    Request,
+    /// Excludes the other value ("No news articles, please.").
+    Exclusion,
+    /// Names both, the wanted one and the excluded one ("Forum posts, not news articles."):
+    /// the values' words alone cannot tell the instruction from its reversal, only the
+    /// negation's scope can.
+    Contrast,
+}
+
+/// The shares of [`Phrasing::Exclusion`] and [`Phrasing::Contrast`]; the rest are requests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhrasingMix {
+    /// Share of exclusions.
+    pub exclusion: f64,
+    /// Share of contrasts.
+    pub contrast: f64,
+}
+
+impl PhrasingMix {
+    /// Requests only.
+    pub const REQUESTS: PhrasingMix = PhrasingMix {
+        exclusion: 0.0,
+        contrast: 0.0,
+    };
+
+    /// One phrasing drawn with `rng`.
+    pub fn draw(&self, rng: &mut SplitMix64) -> Phrasing {
+        let u = rng.uniform();
+        if u < self.contrast {
+            Phrasing::Contrast
+        } else if u < self.contrast + self.exclusion {
+            Phrasing::Exclusion
+        } else {
+            Phrasing::Request
+        }
+    }
+}
+
+/// A value's name in an instruction: singular ("a forum thread") and plural ("forum posts").
+type ValueName = (&'static str, &'static str);
+
+fn source_name(source: Source) -> ValueName {
+    match source {
         Source::Forum => ("a forum thread", "forum posts or discussion threads"),
         Source::News => ("a news report", "news articles"),
         Source::Reference => ("an encyclopedia entry", "encyclopedia or reference entries"),
         Source::Blog => ("a personal blog post", "personal blog posts"),
         Source::Abstract => ("a research abstract", "scientific paper abstracts"),
         Source::Notice => ("an official notice", "official notices from authorities"),
-    };
-    let options: &[&str] = if polarity {
-        &[
-            "Only {plural}, please.",
-            "I'm looking for {plural} specifically.",
-            "Show me {name}; other kinds of sources are not useful to me.",
-            "Restrict the results to {plural}.",
-            "The result should be {name}.",
-            "Find {plural} that answer this.",
-        ]
-    } else {
-        &[
-            "No {plural}, please.",
-            "Anything except {plural}.",
-            "Exclude {plural}.",
-            "I don't want {name}; any other kind of source is fine.",
-            "The result should not be {name}.",
-            "Skip {plural}; I want other sources.",
-        ]
-    };
-    pick(options, rng)
-        .replace("{plural}", plural)
-        .replace("{name}", name)
+    }
 }
 
-fn format_instruction(format: Format, polarity: bool, rng: &mut SplitMix64) -> String {
-    let (name, plural) = match format {
+fn format_name(format: Format) -> ValueName {
+    match format {
         Format::Prose => ("flowing prose", "passages written as running prose"),
         Format::Bullets => ("a bulleted list", "bulleted lists"),
         Format::Steps => ("numbered steps", "numbered step-by-step lists"),
         Format::QuestionAnswer => ("a question-and-answer format", "Q&A-style passages"),
-    };
-    let options: &[&str] = if polarity {
-        &[
+    }
+}
+
+/// An instruction that wants `want` over `other`, in `phrasing`, one of several wordings.
+fn value_instruction(
+    want: ValueName,
+    other: ValueName,
+    phrasing: Phrasing,
+    rng: &mut SplitMix64,
+) -> String {
+    let options: &[&str] = match phrasing {
+        Phrasing::Request => &[
+            "Only {plural}, please.",
+            "I'm looking for {plural} specifically.",
+            "Show me {name}; other kinds are not useful to me.",
+            "Restrict the results to {plural}.",
+            "The result should be {name}.",
+            "Find {plural} that answer this.",
             "Format: {name}.",
             "I'd like the answer as {name}.",
-            "Only {plural}.",
-            "Give me {plural}, nothing else.",
-            "Present it as {name}, please.",
-        ]
-    } else {
-        &[
-            "Anything but {name}.",
-            "Not as {name}, please.",
-            "Avoid {plural}.",
-            "I don't want {plural}.",
-            "Any layout is fine except {name}.",
-        ]
+        ],
+        Phrasing::Exclusion => &[
+            "No {other_plural}, please.",
+            "Anything except {other_plural}.",
+            "Exclude {other_plural}.",
+            "I don't want {other_name}; anything else is fine.",
+            "The result should not be {other_name}.",
+            "Skip {other_plural}.",
+            "Anything but {other_name}.",
+            "Avoid {other_plural}.",
+        ],
+        Phrasing::Contrast => &[
+            "{Plural}, not {other_plural}.",
+            "Rather than {other_plural}, I'd like {plural}.",
+            "I don't want {other_name}; give me {name}.",
+            "{Plural} please, and skip {other_plural}.",
+            "Not {other_plural}: {plural} only.",
+            "Give me {name} instead of {other_name}.",
+            "{Other_plural} are not useful to me; I need {plural}.",
+            "I'd prefer {name} over {other_name}.",
+        ],
+    };
+    let capital = |s: &str| {
+        let mut c = s.chars();
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+            .unwrap_or_default()
     };
     pick(options, rng)
-        .replace("{plural}", plural)
-        .replace("{name}", name)
+        .replace("{Plural}", &capital(want.1))
+        .replace("{Other_plural}", &capital(other.1))
+        .replace("{plural}", want.1)
+        .replace("{name}", want.0)
+        .replace("{other_plural}", other.1)
+        .replace("{other_name}", other.0)
 }
 
 fn length_instruction(short: bool, rng: &mut SplitMix64) -> String {
@@ -578,26 +660,24 @@ pub fn versions(
     }
 }
 
-/// The instruction asking for the dimension's first value (`first`) or its second, as a
-/// request or as the negation of the other value.
-pub fn instruction(dimension: &Dimension, first: bool, rng: &mut SplitMix64) -> String {
-    let negate = rng.below(2) == 0;
+/// The instruction asking for the dimension's first value (`first`) or its second, in
+/// `phrasing` where the dimension has named values (source, format); length and content
+/// constraints have their own wordings of both polarities.
+pub fn instruction(
+    dimension: &Dimension,
+    first: bool,
+    phrasing: Phrasing,
+    rng: &mut SplitMix64,
+) -> String {
+    let ordered = |a: ValueName, b: ValueName| if first { (a, b) } else { (b, a) };
     match dimension {
         Dimension::Source(a, b) => {
-            let (want, other) = if first { (*a, *b) } else { (*b, *a) };
-            if negate {
-                source_instruction(other, false, rng)
-            } else {
-                source_instruction(want, true, rng)
-            }
+            let (want, other) = ordered(source_name(*a), source_name(*b));
+            value_instruction(want, other, phrasing, rng)
         }
         Dimension::Format(a, b) => {
-            let (want, other) = if first { (*a, *b) } else { (*b, *a) };
-            if negate {
-                format_instruction(other, false, rng)
-            } else {
-                format_instruction(want, true, rng)
-            }
+            let (want, other) = ordered(format_name(*a), format_name(*b));
+            value_instruction(want, other, phrasing, rng)
         }
         Dimension::Length => length_instruction(first, rng),
         Dimension::Content(c) => c.phrase(first, rng),
@@ -658,12 +738,14 @@ pub struct Anchor<'a> {
 /// Records for `anchor` along `dimension`. `negative` is an on-topic passage that does not
 /// answer the query: it is rendered both ways as hard negatives of both views. `poisoned`
 /// is another query with its relevant passage (the Q block's query negative): rendered like
-/// the positive, it is the answer to the same instruction for the other query.
+/// the positive, it is the answer to the same instruction for the other query. Each
+/// instruction's [`Phrasing`] is drawn from `phrasings`.
 pub fn rendered_records(
     dimension: &Dimension,
     anchor: Anchor<'_>,
     negative: Option<Anchor<'_>>,
     poisoned: Option<Anchor<'_>>,
+    phrasings: PhrasingMix,
     rng: &mut SplitMix64,
 ) -> Option<RenderedRecords> {
     let [first, second] = versions(dimension, anchor.query, anchor.title, anchor.text, rng)?;
@@ -674,8 +756,8 @@ pub fn rendered_records(
     } else {
         (second, first)
     };
-    let instruction_text = instruction(dimension, ask_first, rng);
-    let reversed = instruction(dimension, !ask_first, rng);
+    let instruction_text = instruction(dimension, ask_first, phrasings.draw(rng), rng);
+    let reversed = instruction(dimension, !ask_first, phrasings.draw(rng), rng);
     let negatives = match negative {
         Some(n) => versions(dimension, anchor.query, n.title, n.text, rng)
             .map(|v| v.to_vec())
@@ -820,8 +902,17 @@ mod tests {
                 title: "Kidney beans",
                 text: P,
             };
-            let Some(r) = rendered_records(&dim, anchor, Some(negative), Some(poisoned), &mut rng)
-            else {
+            let Some(r) = rendered_records(
+                &dim,
+                anchor,
+                Some(negative),
+                Some(poisoned),
+                PhrasingMix {
+                    exclusion: 0.3,
+                    contrast: 0.3,
+                },
+                &mut rng,
+            ) else {
                 continue;
             };
             let d = &r.dual_view;
@@ -844,6 +935,35 @@ mod tests {
                 assert_eq!(i.document_positive, d.positive);
             }
         }
+    }
+
+    #[test]
+    fn contrasts_name_both_values_and_reversals_swap_them() {
+        let mut rng = SplitMix64::new(5);
+        let dim = Dimension::Source(Source::Forum, Source::News);
+        for _ in 0..30 {
+            let want = instruction(&dim, true, Phrasing::Contrast, &mut rng).to_lowercase();
+            assert!(want.contains("forum") && want.contains("news"), "{want}");
+            let request = instruction(&dim, false, Phrasing::Request, &mut rng);
+            assert!(
+                request.contains("news") && !request.contains("forum"),
+                "{request}"
+            );
+            let exclusion = instruction(&dim, false, Phrasing::Exclusion, &mut rng);
+            assert!(
+                exclusion.contains("forum") && !exclusion.contains("news"),
+                "{exclusion}"
+            );
+        }
+        let mix = PhrasingMix {
+            exclusion: 0.5,
+            contrast: 0.25,
+        };
+        let drawn: Vec<Phrasing> = (0..4000).map(|_| mix.draw(&mut rng)).collect();
+        let share = |p| drawn.iter().filter(|d| **d == p).count() as f64 / 4000.0;
+        assert!((share(Phrasing::Contrast) - 0.25).abs() < 0.03);
+        assert!((share(Phrasing::Exclusion) - 0.5).abs() < 0.03);
+        assert!(PhrasingMix::REQUESTS.draw(&mut rng) == Phrasing::Request);
     }
 
     #[test]
