@@ -448,6 +448,43 @@ fn epoch_order_is_a_seeded_permutation() {
 }
 
 #[test]
+fn the_query_alone_joins_every_i_block() {
+    let tuples: Vec<TrainingTuple> = (0..4)
+        .map(|i| tuple(&format!("I{i}"), &format!("Q{i}"), &format!("P{i}"), &[]))
+        .collect();
+    let layout = BatchLayout::new(&tuples, true, 0.0, &mut SplitMix64::new(1)).with_query_alone();
+    let empty = layout
+        .instructions
+        .iter()
+        .position(|i| i.is_empty())
+        .unwrap();
+    for (i, t) in layout.tuples.iter().enumerate() {
+        let block = layout.instruction_block_for(i);
+        assert!(
+            block.contains(&empty) && block.contains(&t.instruction),
+            "{block:?}"
+        );
+        assert!(layout.pair(empty, t.query).is_some());
+    }
+    // The query-alone pairs are cross pairs: the tuples' own pairs come first, unchanged.
+    assert_eq!(layout.tuple_pairs, 4);
+    assert_eq!(layout.pairs.len(), 8);
+    let texts = layout.pair_texts(|i, q| {
+        if i.is_empty() {
+            q.to_string()
+        } else {
+            format!("{i} {q}")
+        }
+    });
+    assert_eq!(texts[4..], ["Q0", "Q1", "Q2", "Q3"]);
+    // A batch whose tuples already have the query alone reuses that instruction.
+    let mut with_plain = tuples.clone();
+    with_plain.push(tuple("", "Q0", "P0", &[]));
+    let l = BatchLayout::new(&with_plain, true, 0.0, &mut SplitMix64::new(1)).with_query_alone();
+    assert_eq!(l.instructions.iter().filter(|i| i.is_empty()).count(), 1);
+}
+
+#[test]
 fn instruction_sampling_keeps_the_anchor_and_its_siblings() {
     let tuples: Vec<TrainingTuple> = (0..20)
         .map(|i| tuple(&format!("I{i}"), &format!("Q{i}"), &format!("P{i}"), &[]))

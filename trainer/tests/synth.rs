@@ -298,3 +298,150 @@ fn dual_view_pipeline_drops_none_and_bad_input_is_refused() {
     );
     assert_eq!(count.load(Ordering::SeqCst), before);
 }
+
+/// A small evaluation-set folder: 10 queries, each with one relevant passage carrying a unique
+/// marker word, and unjudged on-topic passages.
+fn small_set(dir: &Path) {
+    let topics = [
+        "sourdough starter",
+        "solar panel output",
+        "marathon pacing",
+        "tomato blight",
+        "credit card interest",
+        "cat kneading",
+        "garlic planting",
+        "heat pump noise",
+        "bicycle chain wear",
+        "passport renewal",
+    ];
+    let mut corpus = String::new();
+    let mut queries = String::new();
+    let mut qrels = String::from("query-id\tcorpus-id\tscore\n");
+    for (i, t) in topics.iter().enumerate() {
+        corpus.push_str(&format!(
+            "{}\n{}\n",
+            json!({"_id": format!("p{i}"), "title": format!("About {t}"), "text": format!(
+                "Marker{i} explains {t} in detail. In 2019 a survey of {t} found 40 percent of people get it wrong. \
+                 The key point about {t} is patience and regular checks. Experts agree that {t} rewards care.")}),
+            json!({"_id": format!("n{i}"), "title": "", "text": format!(
+                "A short history of {t} and its famous names. It has nothing on how to do it. People still talk about {t}.")}),
+        ));
+        queries.push_str(&format!(
+            "{}\n",
+            json!({"_id": format!("q{i}"), "text": format!("how does {t} work")})
+        ));
+        qrels.push_str(&format!("q{i}\tp{i}\t1\n"));
+    }
+    std::fs::create_dir_all(dir.join("qrels")).unwrap();
+    std::fs::write(dir.join("corpus.jsonl"), corpus).unwrap();
+    std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
+    std::fs::write(dir.join("qrels/og.tsv"), qrels).unwrap();
+}
+
+fn renderings(set: &Path, out: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(["synth", "renderings", "--set"])
+        .arg(set)
+        .arg("--output")
+        .arg(out.join("train.jsonl"))
+        .arg("--heldout")
+        .arg(out.join("heldout"))
+        .args(["--heldout-fraction", "0.3", "--per-query", "2"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn renderings_keep_every_positive_relevant_and_hold_out_the_same_queries() {
+    let dir = tmp("renderings");
+    let set = dir.join("set");
+    small_set(&set);
+    let a = renderings(&set, &dir.join("a"), &[]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let records = read_lines(&dir.join("a/train.jsonl"));
+    let heldout = engine::EvalSet::load(dir.join("a/heldout/instructions")).unwrap();
+    assert!(heldout.qrels.len() == 3, "og, changed and reversed qrels");
+    let plain = engine::EvalSet::load(dir.join("a/heldout/retrieval")).unwrap();
+    let held: std::collections::BTreeSet<String> =
+        plain.queries.iter().map(|q| q.text.clone()).collect();
+    assert!(
+        !held.is_empty() && held.len() < 10,
+        "{} held out",
+        held.len()
+    );
+    let (mut dual, mut replay) = (0, 0);
+    for r in &records {
+        let query = r["query"]
+            .as_str()
+            .or(r["query_positive"].as_str())
+            .unwrap();
+        assert!(
+            !held.contains(query),
+            "held-out query {query} in the training data"
+        );
+        let i: usize = query
+            .split_whitespace()
+            .find_map(|w| {
+                [
+                    "sourdough",
+                    "solar",
+                    "marathon",
+                    "tomato",
+                    "credit",
+                    "cat",
+                    "garlic",
+                    "heat",
+                    "bicycle",
+                    "passport",
+                ]
+                .iter()
+                .position(|t| *t == w)
+            })
+            .unwrap();
+        let marker = format!("Marker{i}");
+        if r["instruction"].as_str() == Some("") {
+            replay += 1;
+            assert!(r["positive"].as_str().unwrap().contains(&marker));
+            continue;
+        }
+        dual += 1;
+        // Both views' positives are versions of the relevant passage (its answer sentence at
+        // least), never the unjudged passage.
+        let answer = "The key point about";
+        for p in [&r["positive"], &r["instruction_negatives"][0]] {
+            let p = p.as_str().unwrap();
+            assert!(p.contains(answer) && !p.contains("famous names"), "{p}");
+        }
+        assert_ne!(r["instruction"], r["instruction_reversed"]);
+        for n in r["negatives"].as_array().unwrap() {
+            assert!(
+                !n.as_str().unwrap().contains(answer),
+                "a hard negative answers the query"
+            );
+        }
+    }
+    assert!(
+        dual > 0 && replay == 10 - held.len(),
+        "{dual} dual-view, {replay} replay"
+    );
+    // Another phrasing mix holds out exactly the same queries.
+    let b = renderings(
+        &set,
+        &dir.join("b"),
+        &["--exclusion-share", "0", "--contrast-share", "1"],
+    );
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    let retrieval = |d: &str| {
+        std::fs::read_to_string(dir.join(d).join("heldout/retrieval/queries.jsonl")).unwrap()
+    };
+    assert_eq!(retrieval("a"), retrieval("b"));
+    // Shares that add up to more than 1 are refused.
+    let bad = renderings(
+        &set,
+        &dir.join("c"),
+        &["--exclusion-share", "0.8", "--contrast-share", "0.5"],
+    );
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--contrast-share"));
+}

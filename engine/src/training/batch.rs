@@ -212,11 +212,9 @@ impl BatchLayout {
 
     /// Puts the query alone (the empty instruction) into every anchor's I block: a positive
     /// must then score higher with its instruction than with its bare query, which is what
-    /// InfoSearch's SICR asks of an instructed query (`S_ins > S_ori`).
+    /// InfoSearch's SICR asks of an instructed query (`S_ins > S_ori`). Only for objectives
+    /// with an I block (the pairs it adds are encoded).
     pub fn with_query_alone(mut self) -> Self {
-        if self.instruction_block.is_empty() {
-            return self;
-        }
         let empty = match self.instructions.iter().position(|i| i.is_empty()) {
             Some(i) => i,
             None => {

@@ -199,7 +199,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
                 config.instruction_fraction,
                 &mut rng,
             );
-            if config.query_alone_in_block {
+            if config.query_alone_in_block && plan.loss.objective.needs_instruction_block() {
                 layout = layout.with_query_alone();
             }
             let (value, grads) = if config.grad_cache_chunk > 0 {
