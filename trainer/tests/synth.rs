@@ -360,9 +360,9 @@ fn renderings_keep_every_positive_relevant_and_hold_out_the_same_queries() {
     let a = renderings(&set, &dir.join("a"), &[]);
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     let records = read_lines(&dir.join("a/train.jsonl"));
-    let heldout = engine::EvalSet::load(dir.join("a/heldout/instructions")).unwrap();
+    let heldout = engine::EvalSet::load(&dir.join("a/heldout/instructions")).unwrap();
     assert!(heldout.qrels.len() == 3, "og, changed and reversed qrels");
-    let plain = engine::EvalSet::load(dir.join("a/heldout/retrieval")).unwrap();
+    let plain = engine::EvalSet::load(&dir.join("a/heldout/retrieval")).unwrap();
     let held: std::collections::BTreeSet<String> =
         plain.queries.iter().map(|q| q.text.clone()).collect();
     assert!(
