@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use engine::data::{read_corpus, Passage};
-use engine::{Device, Encoder};
+use engine::Encoder;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,9 +26,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let repeats: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(1);
     let backend = args.get(4).map(String::as_str).unwrap_or("flex");
     let device = match backend {
-        "flex" => Device::flex(),
+        "flex" => engine::backend::BackendKind::Cpu.device()?,
         #[cfg(feature = "ndarray")]
-        "ndarray" => Device::ndarray(),
+        "ndarray" => engine::Device::ndarray(),
         other => {
             return Err(format!(
                 "unknown CPU backend {other} (flex, or ndarray with --features ndarray)"

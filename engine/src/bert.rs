@@ -8,7 +8,7 @@ use std::path::Path;
 
 use burn::module::{Module, Param, ParamId};
 use burn::nn::{Embedding, LayerNorm, LayerNormConfig, Linear};
-use burn::tensor::activation::{gelu, gelu_approximate, relu, softmax};
+use burn::tensor::activation::{gelu_approximate, relu, softmax};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use safetensors::SafeTensors;
 
@@ -101,7 +101,7 @@ impl BertLayer {
         let x = self.attention.forward(x, bias);
         let h = self.intermediate.forward(x.clone());
         let h = match activation.0 {
-            0 => gelu(h),
+            0 => crate::kernels::gelu(h),
             1 => gelu_approximate(h),
             _ => relu(h),
         };

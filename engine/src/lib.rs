@@ -9,6 +9,8 @@
 //! * [`model_files`] and [`config`]: a Hugging Face style model folder, read from disk or bytes;
 //! * [`tokenize`], [`bert`] and [`encoder`]: text to embeddings, matching sentence-transformers;
 //! * [`instruction`]: how an instruction joins a query (template or cross-attention);
+//! * [`kernels`]: vectorised CPU kernels burn-flex lacks (GELU forward and backward), plugged
+//!   in through burn's backend-extension point;
 //! * [`backend`]: one model code path over burn's CPU, wgpu/WebGPU, Vulkan and CUDA devices;
 //! * [`retrieval`]: exact cosine top-k, streaming, and the persistent index file;
 //! * [`data`] and [`demo`]: the shared data formats and the built-in demo set;
@@ -34,6 +36,7 @@ pub mod encoder;
 pub mod error;
 pub mod evaluation;
 pub mod instruction;
+pub mod kernels;
 pub mod metrics;
 pub mod model_files;
 pub mod retrieval;

@@ -605,3 +605,54 @@ fn attribute_records_are_exactly_labelled_and_varied() {
     // Identical passages never make a record.
     assert!(attribute_record("q", passages[0], passages[0], &mut rng).is_none());
 }
+
+/// A deterministic spread of values in [-7, 7], the range GELU sees in BERT and beyond.
+fn spread(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = SplitMix64::new(seed);
+    (0..n)
+        .map(|_| (rng.uniform() * 14.0 - 7.0) as f32)
+        .collect()
+}
+
+#[test]
+fn the_gelu_kernel_equals_burns_gelu_on_contiguous_and_transposed_tensors() {
+    let device = Device::flex();
+    let x = Tensor::<3>::from_data(
+        TensorData::new(spread(3 * 40 * 700, 1), [3, 40, 700]),
+        &device,
+    );
+    for x in [x.clone(), x.swap_dims(1, 2)] {
+        let want = values(burn::tensor::activation::gelu(x.clone()).flatten::<1>(0, 2));
+        let got = values(engine::kernels::gelu(x).flatten::<1>(0, 2));
+        let worst = want
+            .iter()
+            .zip(&got)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 2e-6, "max |kernel - burn| = {worst:e}");
+    }
+}
+
+/// The kernel's backward pass (autodiff, as `trainer train` runs it) against burn's GELU.
+#[cfg(feature = "autodiff")]
+#[test]
+fn the_gelu_kernel_gradient_equals_burns() {
+    let device = Device::flex().autodiff();
+    let weights = Tensor::<2>::from_data(TensorData::new(spread(64 * 300, 3), [64, 300]), &device);
+    let grad = |f: fn(Tensor<2>) -> Tensor<2>| {
+        let x = Tensor::<2>::from_data(TensorData::new(spread(300 * 64, 2), [300, 64]), &device)
+            .require_grad();
+        // A transposed input, as the attention layers pass them.
+        let loss = (f(x.clone().transpose()) * weights.clone()).sum();
+        let grads = loss.backward();
+        values(x.grad(&grads).unwrap().flatten::<1>(0, 1))
+    };
+    let want = grad(burn::tensor::activation::gelu);
+    let got = grad(engine::kernels::gelu);
+    let worst = want
+        .iter()
+        .zip(&got)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    assert!(worst < 1e-5, "max |kernel grad - burn grad| = {worst:e}");
+}

@@ -44,6 +44,7 @@ fn command() -> clap::Command {
 }
 
 fn main() {
+    quit_quietly_on_closed_pipe();
     let args = match cli::Cli::from_arg_matches(&command().get_matches()) {
         Ok(args) => args,
         Err(e) => e.exit(),
@@ -61,5 +62,16 @@ fn main() {
     if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(1);
+    }
+}
+
+/// Restores the default SIGPIPE action, as Unix command-line tools have it: when the reader of
+/// stdout goes away (`trainer eval ... | head -1`, a consumer that crashed), the process ends
+/// at the next write instead of panicking in `println!` with a backtrace.
+fn quit_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: sets a signal disposition at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

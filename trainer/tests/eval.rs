@@ -364,3 +364,22 @@ fn demo_set_with_the_default_model_and_precomputed_runs() {
     let out = trainer(&["eval", "--compare", s(&runs.join("og.trec")), s(&base)]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("og.trec"));
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_output_without_a_panic() {
+    let dir = tmp("pipe");
+    std::fs::write(dir.join("qrels.tsv"), QRELS).unwrap();
+    std::fs::write(dir.join("run.trec"), RUN).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(["eval", "--qrels", s(&dir.join("qrels.tsv")), "--run"])
+        .arg(dir.join("run.trec"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader closes its end before the table is written (`trainer eval ... | head -0`).
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -1,0 +1,335 @@
+//! CPU kernels that burn-flex runs one scalar at a time, written so the compiler vectorises them.
+//!
+//! A profile of `trainer embed` (BENCHMARKS.md) put 17% of the CPU encoder's time in GELU:
+//! burn-flex computes it with `libm::erff`, element by element on one thread, forward and
+//! backward. Here GELU (the exact, erf form BERT uses) runs through burn's backend-extension
+//! point instead of a fork of burn-flex: [`GeluKernel`] has burn's own GELU as its default body,
+//! the Flex backend overrides it with [`erf`]/[`exp`] approximations built from `+ * /` and
+//! min/max only (so the loops vectorise: AVX natively, `simd128` in the browser) over chunks
+//! spread across rayon's threads natively, and the Autodiff backend wraps it with its backward.
+//! Every other backend (wgpu, CUDA) keeps burn's GELU: [`gelu`] picks the route from the device.
+//!
+//! `IFIR_KERNELS=burn` in the environment turns the kernels off (burn's own ops everywhere): for
+//! same-binary speed comparisons (`cargo xtask bench`) and for ruling them out when triaging.
+//!
+//! Accuracy: [`erf`] is within 4.2e-7 of the exact function on the whole real line (libm's erff
+//! is within about 1e-7), [`exp`] within 3 ulp; the unit tests check both, and the encoder's
+//! golden tests against sentence-transformers run through this path.
+
+use burn::backend::flex::{FlexTensor, Layout};
+use burn::backend::ops::ActivationOps;
+use burn::backend::tensor::FloatTensor;
+use burn::backend::{backend_extension, Backend, DType, DispatchDevice, Flex};
+use burn::tensor::{Bytes, Device, Tensor};
+
+/// GELU, `x Φ(x)`, as an extension operation: burn's own on every backend but Flex.
+#[backend_extension(Flex, Autodiff: cfg(feature = "autodiff"))]
+pub trait GeluKernel: Backend {
+    /// GELU of every element.
+    fn gelu_erf(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::gelu(x)
+    }
+
+    /// `grad * GELU'(x)`, the backward pass of [`GeluKernel::gelu_erf`].
+    fn gelu_erf_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::gelu_backward(x, grad)
+    }
+}
+
+/// GELU (erf form) of every element: the vectorised kernel on the CPU backend, burn's elsewhere.
+pub fn gelu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
+    if !runs_kernels(&x.device()) {
+        return burn::tensor::activation::gelu(x);
+    }
+    Tensor::from_dispatch(<burn::backend::Dispatch as GeluKernel>::gelu_erf(
+        x.into_dispatch(),
+    ))
+}
+
+/// Whether tensors on `device` take this module's kernels: Flex, and Flex under autodiff when
+/// this crate's `autodiff` feature built the backward pass.
+fn runs_kernels(device: &Device) -> bool {
+    if !enabled() || (device.is_autodiff() && !cfg!(feature = "autodiff")) {
+        return false;
+    }
+    matches!(
+        device.clone().inner().as_dispatch(),
+        DispatchDevice::Flex(_)
+    )
+}
+
+/// False when `IFIR_KERNELS=burn` (read once).
+fn enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var("IFIR_KERNELS").map_or(true, |v| v != "burn"))
+}
+
+impl GeluKernel for Flex {
+    fn gelu_erf(x: FlexTensor) -> FlexTensor {
+        if x.dtype() != DType::F32 {
+            return <Flex as ActivationOps<Flex>>::gelu(x);
+        }
+        map_f32(x, gelu_scalar)
+    }
+
+    fn gelu_erf_backward(x: FlexTensor, grad: FlexTensor) -> FlexTensor {
+        if x.dtype() != DType::F32
+            || grad.dtype() != DType::F32
+            || x.layout().shape() != grad.layout().shape()
+        {
+            return <Flex as ActivationOps<Flex>>::gelu_backward(x, grad);
+        }
+        let x = contiguous(x);
+        let x = x.as_slice::<f32>().expect("contiguous f32 tensor");
+        map_f32_indexed(grad, |i, g| gelu_derivative(x[i]) * g)
+    }
+}
+
+#[cfg(feature = "autodiff")]
+mod autodiff {
+    use burn::backend::autodiff::checkpoint::base::Checkpointer;
+    use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+    use burn::backend::autodiff::grads::Gradients;
+    use burn::backend::autodiff::ops::{unary, Backward, Ops, OpsKind};
+    use burn::backend::autodiff::NodeId;
+    use burn::backend::tensor::FloatTensor;
+    use burn::backend::{Autodiff, Backend};
+
+    use super::GeluKernel;
+
+    /// The backward step of [`GeluKernel::gelu_erf`]: it keeps the input's node.
+    #[derive(Debug)]
+    struct GeluErfBackward;
+
+    impl<B: Backend + GeluKernel> Backward<B, 1> for GeluErfBackward {
+        type State = NodeId;
+
+        fn backward(
+            self,
+            ops: Ops<Self::State, 1>,
+            grads: &mut Gradients,
+            checkpointer: &mut Checkpointer,
+        ) {
+            let input: FloatTensor<B> = checkpointer.retrieve_node_output(ops.state);
+            unary::<B, _>(ops.parents, ops.node, grads, |grad| {
+                B::gelu_erf_backward(input, grad)
+            });
+        }
+    }
+
+    impl<B: Backend + GeluKernel, C: CheckpointStrategy> GeluKernel for Autodiff<B, C> {
+        fn gelu_erf(x: FloatTensor<Self>) -> FloatTensor<Self> {
+            match GeluErfBackward
+                .prepare::<C>([x.node()])
+                .compute_bound()
+                .stateful()
+            {
+                OpsKind::Tracked(mut prep) => {
+                    let state = prep.checkpoint(&x);
+                    prep.finish(state, B::gelu_erf(x.primitive().clone()))
+                }
+                OpsKind::UnTracked(prep) => prep.finish(B::gelu_erf(x.into_primitive())),
+            }
+        }
+    }
+}
+
+/// `x` itself when it is contiguous from offset 0, else a contiguous copy.
+fn contiguous(x: FlexTensor) -> FlexTensor {
+    if x.layout().is_contiguous() && x.layout().start_offset() == 0 {
+        x
+    } else {
+        x.to_contiguous()
+    }
+}
+
+/// `f` of every element of an f32 tensor: in place when the tensor is the only owner of its
+/// buffer, else into a new one.
+fn map_f32(x: FlexTensor, f: impl Fn(f32) -> f32 + Sync + Send) -> FlexTensor {
+    map_f32_indexed(x, |_, v| f(v))
+}
+
+/// `f(index, value)` of every element of an f32 tensor, the index in row-major order.
+fn map_f32_indexed(x: FlexTensor, f: impl Fn(usize, f32) -> f32 + Sync + Send) -> FlexTensor {
+    let mut x = contiguous(x);
+    let shape = x.layout().shape().clone();
+    let n = shape.num_elements();
+    if let Some(values) = x.try_storage_mut::<f32>() {
+        for_each_chunk(&mut values[..n], |start, chunk| {
+            for (i, v) in chunk.iter_mut().enumerate() {
+                *v = f(start + i, *v);
+            }
+        });
+        return x;
+    }
+    let src = x.as_slice::<f32>().expect("contiguous f32 tensor");
+    let mut out = vec![0.0f32; n];
+    for_each_chunk(&mut out, |start, chunk| {
+        let src = &src[start..start + chunk.len()];
+        for (i, (o, &v)) in chunk.iter_mut().zip(src).enumerate() {
+            *o = f(start + i, v);
+        }
+    });
+    FlexTensor::new(
+        Bytes::from_elems(out),
+        Layout::contiguous(shape),
+        DType::F32,
+    )
+}
+
+/// Elements per task: large enough that a task outweighs rayon's scheduling, small enough that
+/// both cores get work on one layer's activations (a few hundred thousand elements).
+const CHUNK: usize = 1 << 14;
+
+/// Runs `f(offset, chunk)` over `values` in chunks of [`CHUNK`], on rayon's threads natively.
+fn for_each_chunk(values: &mut [f32], f: impl Fn(usize, &mut [f32]) + Sync + Send) {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        values
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(i, chunk)| f(i * CHUNK, chunk));
+    }
+    #[cfg(target_arch = "wasm32")]
+    for (i, chunk) in values.chunks_mut(CHUNK).enumerate() {
+        f(i * CHUNK, chunk);
+    }
+}
+
+/// `x Φ(x) = x (1 + erf(x / √2)) / 2`.
+#[inline(always)]
+pub fn gelu_scalar(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// `GELU'(x) = Φ(x) + x φ(x)`.
+#[inline(always)]
+pub fn gelu_derivative(x: f32) -> f32 {
+    /// `1 / √(2π)`.
+    const INV_SQRT_2PI: f32 = 0.398_942_3;
+    let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+    cdf + x * INV_SQRT_2PI * exp(-0.5 * x * x)
+}
+
+/// The error function: a rational approximation on [-4, 4] (Eigen's `generic_fast_erf_float`,
+/// as in TensorFlow and XLA); outside, erf is ±1 to f32 precision.
+#[inline(always)]
+pub fn erf(x: f32) -> f32 {
+    const ALPHA: [f32; 7] = [
+        -2.726_142_3e-10,
+        2.770_681_4e-8,
+        -2.101_024e-6,
+        -5.692_506_4e-5,
+        -7.349_906e-4,
+        -2.954_600e-3,
+        -1.609_603_3e-2,
+    ];
+    const BETA: [f32; 5] = [
+        -1.456_607_2e-5,
+        -2.133_740_6e-4,
+        -1.682_827e-3,
+        -7.373_329e-3,
+        -1.426_474e-2,
+    ];
+    let x = x.clamp(-4.0, 4.0);
+    let x2 = x * x;
+    let mut p = ALPHA[0];
+    for a in &ALPHA[1..] {
+        p = p * x2 + a;
+    }
+    let mut q = BETA[0];
+    for b in &BETA[1..] {
+        q = q * x2 + b;
+    }
+    x * p / q
+}
+
+/// `e^x`: Cody-Waite reduction to `2^k e^r` with |r| <= ln2/2 and a degree-6 polynomial; the
+/// rounding of `k` and the power of two are bit operations, so the loop vectorises.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    /// 1.5 * 2^23: adding it rounds a float of magnitude < 2^22 to an integer in the mantissa.
+    const ROUND: f32 = 12_582_912.0;
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    let x = x.clamp(-87.0, 88.0);
+    let shifted = x * std::f32::consts::LOG2_E + ROUND;
+    let k = shifted - ROUND;
+    let k_int = shifted.to_bits() as i32 - ROUND.to_bits() as i32;
+    let r = x - k * LN2_HI - k * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
+    p * f32::from_bits(((k_int + 127) as u32) << 23)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Points over the range GELU sees in BERT (and past it), dense near zero.
+    fn points() -> impl Iterator<Item = f32> {
+        (-200_000..=200_000).map(|i| i as f32 * 1e-4)
+    }
+
+    #[test]
+    fn erf_is_within_5e_7_of_the_exact_function() {
+        let worst = points()
+            .map(|x| (erf(x) as f64 - libm_erf(x as f64)).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 5e-7, "max |erf - exact| = {worst:e}");
+        assert_eq!(erf(f32::INFINITY), erf(4.0));
+        assert!(erf(4.0) > 0.999_999);
+        assert!(erf(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn exp_is_within_3_ulp_over_its_range() {
+        for x in (-8_700..=8_800).map(|i| i as f32 * 0.01) {
+            let got = exp(x);
+            let want = (x as f64).exp();
+            let ulp = (want as f32).to_bits().abs_diff(got.to_bits());
+            assert!(ulp <= 3, "exp({x}) = {got}, want {want} ({ulp} ulp)");
+        }
+        assert_eq!(exp(-1000.0), exp(-87.0));
+    }
+
+    #[test]
+    fn gelu_and_its_derivative_match_the_erf_definition() {
+        for x in points().step_by(37) {
+            let xd = x as f64;
+            let want = 0.5 * xd * (1.0 + libm_erf(xd / std::f64::consts::SQRT_2));
+            assert!((gelu_scalar(x) as f64 - want).abs() < 1e-6 * (1.0 + xd.abs()));
+            let pdf = (-0.5 * xd * xd).exp() / (2.0 * std::f64::consts::PI).sqrt();
+            let d = 0.5 * (1.0 + libm_erf(xd / std::f64::consts::SQRT_2)) + xd * pdf;
+            assert!((gelu_derivative(x) as f64 - d).abs() < 1e-6, "GELU'({x})");
+        }
+    }
+
+    /// erf in f64 to 1e-16 (series near 0, continued fraction of erfc beyond), as the reference.
+    fn libm_erf(x: f64) -> f64 {
+        let a = x.abs();
+        let v = if a < 2.5 {
+            // Maclaurin series: erf(a) = 2/√π Σ (-1)^n a^(2n+1) / (n! (2n+1)).
+            let mut term = a;
+            let mut sum = a;
+            let mut n = 0.0;
+            while term.abs() > 1e-18 {
+                n += 1.0;
+                term *= -a * a / n;
+                sum += term / (2.0 * n + 1.0);
+            }
+            sum * 2.0 / std::f64::consts::PI.sqrt()
+        } else {
+            // erfc(a) = e^(-a²)/√π · 1/(a + 1/2/(a + 1/(a + 3/2/(a + ...)))), Lentz-free.
+            let mut f = a;
+            for k in (1..60).rev() {
+                f = a + (k as f64 / 2.0) / f;
+            }
+            1.0 - (-a * a).exp() / (std::f64::consts::PI.sqrt() * f)
+        };
+        v.copysign(x)
+    }
+}
