@@ -66,18 +66,24 @@ impl BertConfig {
         let raw: RawBertConfig = serde_json::from_slice(bytes)
             .map_err(|e| EngineError::model(path, format!("invalid JSON: {e}")))?;
         let model_type = raw.model_type.clone().unwrap_or_default();
-        let is_bert = model_type == "bert"
-            || (model_type.is_empty() && raw.architectures.iter().any(|a| a.starts_with("Bert")));
+        let bert_architecture = raw.architectures.iter().any(|a| a.starts_with("Bert"));
+        let is_bert = (model_type == "bert" && (raw.architectures.is_empty() || bert_architecture))
+            || (model_type.is_empty() && bert_architecture);
         if !is_bert {
-            let name = if model_type.is_empty() {
-                raw.architectures.join(",")
+            let problem = if model_type == "bert" {
+                format!(
+                    "model_type is \"bert\" but architectures {:?} names no BERT model; the weights would not fit",
+                    raw.architectures
+                )
             } else {
-                model_type
+                let name = if model_type.is_empty() {
+                    raw.architectures.join(",")
+                } else {
+                    model_type
+                };
+                format!("unknown architecture '{name}': this engine supports BERT-family encoders (model_type \"bert\")")
             };
-            return Err(EngineError::model(
-                path,
-                format!("unknown architecture '{name}': this engine supports BERT-family encoders (model_type \"bert\")"),
-            ));
+            return Err(EngineError::model(path, problem));
         }
         if let Some(kind) = &raw.position_embedding_type {
             if kind != "absolute" {

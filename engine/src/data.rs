@@ -2,7 +2,7 @@
 //! TSV or TREC form, candidate lists, and whole evaluation-set folders. Every malformed line is
 //! reported as `file:line: problem`.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -74,17 +74,34 @@ pub type Qrels = BTreeMap<String, BTreeMap<String, f64>>;
 
 /// Parses JSON lines from `text`; blank lines are skipped; `path` names the file in errors.
 pub fn parse_jsonl<T: DeserializeOwned>(text: &str, path: &Path) -> Result<Vec<T>> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim_start_matches('\u{feff}');
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record = serde_json::from_str(line)
-            .map_err(|e| EngineError::data(path, i + 1, json_problem(&e)))?;
-        out.push(record);
-    }
-    Ok(out)
+    record_lines(text)
+        .map(|(number, line)| {
+            serde_json::from_str(line)
+                .map_err(|e| EngineError::data(path, number, json_problem(&e)))
+        })
+        .collect()
+}
+
+/// The lines of a JSONL text that hold a record, with their 1-based numbers: a byte-order mark
+/// is stripped, blank lines (also one holding only the mark) are skipped. Readers and the
+/// duplicate check count lines with this one rule.
+pub fn record_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim_start_matches('\u{feff}')))
+        .filter(|(_, line)| !line.trim().is_empty())
+}
+
+/// The numbers of the blank lines between records (not the trailing ones): legal JSONL, but in
+/// the middle of a file usually a sign of a broken export, so `trainer embed` warns about them.
+pub fn blank_lines_inside(text: &str) -> Vec<usize> {
+    let last = record_lines(text).last().map_or(0, |(n, _)| n);
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim_start_matches('\u{feff}')))
+        .filter(|(n, line)| *n < last && line.trim().is_empty())
+        .map(|(n, _)| n)
+        .collect()
 }
 
 pub(crate) fn json_problem(e: &serde_json::Error) -> String {
@@ -133,21 +150,15 @@ pub fn read_corpus(path: &Path) -> Result<Vec<Passage>> {
     parse_corpus(&read_text(path)?, path)
 }
 
-fn check_unique<'a>(ids: impl Iterator<Item = &'a str>, text: &str, path: &Path) -> Result<()> {
-    let mut seen = HashSet::new();
-    // Map record index back to its line (blank lines are skipped by the parser).
-    let lines: Vec<usize> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, _)| i + 1)
-        .collect();
-    for (n, id) in ids.enumerate() {
-        if !seen.insert(id) {
+/// Fails at the line of the first id seen before; `ids` are the records of `text` in order.
+pub fn check_unique<'a>(ids: impl Iterator<Item = &'a str>, text: &str, path: &Path) -> Result<()> {
+    let mut seen = std::collections::HashMap::new();
+    for ((line, _), id) in record_lines(text).zip(ids) {
+        if let Some(first) = seen.insert(id, line) {
             return Err(EngineError::data(
                 path,
-                lines[n],
-                format!("duplicate id '{id}'"),
+                line,
+                format!("duplicate id '{id}' (first on line {first})"),
             ));
         }
     }
@@ -157,6 +168,7 @@ fn check_unique<'a>(ids: impl Iterator<Item = &'a str>, text: &str, path: &Path)
 /// Parses qrels: BEIR TSV (`query-id<TAB>corpus-id<TAB>score` header) or TREC (`qid 0 docid rel`).
 pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
     let mut qrels = Qrels::new();
+    let mut judged = std::collections::HashMap::new();
     let mut lines = text.lines().enumerate().peekable();
     let beir = lines
         .peek()
@@ -199,7 +211,16 @@ pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
             }
         };
         let rel: f64 = match rel.trim().parse::<f64>() {
-            Ok(r) if r.is_finite() => r,
+            Ok(r) if r.is_finite() && r >= 0.0 => r,
+            Ok(r) if r < 0.0 => {
+                return Err(EngineError::data(
+                    path,
+                    i + 1,
+                    format!(
+                        "relevance {rel} is negative; levels are >= 0 (0 = judged not relevant)"
+                    ),
+                ))
+            }
             _ => {
                 return Err(EngineError::data(
                     path,
@@ -208,10 +229,18 @@ pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
                 ))
             }
         };
+        let (q, d) = (q.trim(), d.trim());
+        if let Some(first) = judged.insert((q, d), i + 1) {
+            return Err(EngineError::data(
+                path,
+                i + 1,
+                format!("query '{q}' and document '{d}' are judged twice (first on line {first})"),
+            ));
+        }
         qrels
-            .entry(q.trim().to_string())
+            .entry(q.to_string())
             .or_default()
-            .insert(d.trim().to_string(), rel);
+            .insert(d.to_string(), rel);
     }
     Ok(qrels)
 }

@@ -7,12 +7,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// What the operating system said.
-        source: std::io::Error,
+        /// What the operating system said. Not an error `source`: the message above already
+        /// carries it, and a source would print it twice in a chain (`anyhow`'s `{:#}`).
+        error: std::io::Error,
     },
     /// A required file of a model folder is absent.
     #[error("{path}: missing model file ({what})")]
@@ -31,7 +32,7 @@ pub enum EngineError {
         problem: String,
     },
     /// A data file (JSONL, TSV, index) has a malformed line or record.
-    #[error("{path}:{line}: {problem}")]
+    #[error("{}: {problem}", located(path, *line))]
     BadData {
         /// The file.
         path: PathBuf,
@@ -71,10 +72,10 @@ pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
 impl EngineError {
     /// An I/O error for `path`.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         EngineError::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 
@@ -93,5 +94,14 @@ impl EngineError {
             path: path.into(),
             problem: problem.into(),
         }
+    }
+}
+
+/// `path:line`, or `path` alone when the problem concerns the whole file (line 0).
+fn located(path: &std::path::Path, line: usize) -> String {
+    if line == 0 {
+        path.display().to_string()
+    } else {
+        format!("{}:{line}", path.display())
     }
 }

@@ -304,7 +304,20 @@ impl IndexReader {
             .map_err(|_| bad("truncated index header".into()))?;
         let header: IndexHeader = serde_json::from_slice(&header)
             .map_err(|e| bad(format!("corrupt index header: {e}")))?;
-        let expected = 16 + len + (header.ids.len() * header.dim * 4) as u64;
+        if header.dim == 0 {
+            return Err(bad("corrupt index header: embedding width (dim) 0".into()));
+        }
+        let expected = (header.ids.len() as u64)
+            .checked_mul(header.dim as u64)
+            .and_then(|values| values.checked_mul(4))
+            .and_then(|bytes| bytes.checked_add(16 + len))
+            .ok_or_else(|| {
+                bad(format!(
+                    "corrupt index header: {} rows of width {} do not fit in a file",
+                    header.ids.len(),
+                    header.dim
+                ))
+            })?;
         if size != expected {
             return Err(bad(format!(
                 "index size {size} bytes does not match its header ({expected} bytes for {} rows of {}); the file is truncated or corrupt",

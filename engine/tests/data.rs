@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use engine::data::{parse_corpus, parse_jsonl, parse_qrels, Query};
+use engine::data::{blank_lines_inside, parse_corpus, parse_jsonl, parse_qrels, Query};
 
 fn p() -> &'static Path {
     Path::new("set/corpus.jsonl")
@@ -40,7 +40,7 @@ fn malformed_corpus_lines_name_file_and_line() {
             "set/corpus.jsonl:1",
             "invalid type",
         ),
-        ("\n\n", "set/corpus.jsonl:0", "empty"),
+        ("\n\n", "set/corpus.jsonl: ", "empty"),
     ];
     for (text, location, problem) in cases {
         let msg = parse_corpus(text, p()).unwrap_err().to_string();
@@ -96,4 +96,58 @@ fn qrels_beir_and_trec_forms() {
         msg.starts_with("og.txt:1") && msg.contains("expected 4 fields"),
         "{msg}"
     );
+}
+
+#[test]
+fn a_line_holding_only_a_byte_order_mark_does_not_shift_later_line_numbers() {
+    let text = "\u{feff}\n{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"a\", \"text\": \"y\"}\n";
+    let msg = parse_corpus(text, p()).unwrap_err().to_string();
+    assert!(
+        msg.starts_with("set/corpus.jsonl:3:") && msg.contains("first on line 2"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn blank_lines_between_records_are_found_but_not_trailing_ones() {
+    let text = "{\"_id\": \"a\"}\n\n{\"_id\": \"b\"}\n \n\n";
+    assert_eq!(blank_lines_inside(text), vec![2]);
+    assert!(blank_lines_inside("{}\n{}\n\n").is_empty());
+}
+
+#[test]
+fn qrels_refuse_negative_levels_and_a_pair_judged_twice() {
+    let msg = parse_qrels(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t-1\n",
+        Path::new("og.tsv"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        msg.starts_with("og.tsv:3:") && msg.contains("negative"),
+        "{msg}"
+    );
+    let msg = parse_qrels("q1 0 d1 1\nq2 0 d1 0\nq1 0 d1 2\n", Path::new("og.txt"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("og.txt:3:") && msg.contains("judged twice") && msg.contains("line 1"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn whole_file_problems_carry_no_line_zero() {
+    let msg = parse_corpus("", p()).unwrap_err().to_string();
+    assert!(
+        msg.starts_with("set/corpus.jsonl: ") && !msg.contains(":0"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn io_errors_say_the_system_message_once_in_an_error_chain() {
+    let err = engine::data::read_text(Path::new("/nonexistent/ifir/corpus.jsonl")).unwrap_err();
+    let chain = format!("{:#}", anyhow::Error::from(err));
+    assert_eq!(chain.matches("No such file").count(), 1, "{chain}");
 }

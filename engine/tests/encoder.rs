@@ -507,6 +507,20 @@ fn broken_model_folders_give_clear_errors() {
         "{msg}"
     );
 
+    // model_type bert, but the architectures name another model (a GPT-2 config edited by hand).
+    let cfg = std::fs::read_to_string(copy_default("gpt2").join("config.json"))
+        .unwrap()
+        .replace("\"BertModel\"", "\"GPT2LMHeadModel\"");
+    assert!(cfg.contains("GPT2LMHeadModel"), "{cfg}");
+    std::fs::write(dir.join("config.json"), cfg).unwrap();
+    let msg = load_err(&dir);
+    assert!(
+        msg.contains("config.json")
+            && msg.contains("GPT2LMHeadModel")
+            && msg.contains("no BERT model"),
+        "{msg}"
+    );
+
     // Corrupt JSON.
     std::fs::write(dir.join("config.json"), "{ not json").unwrap();
     let msg = load_err(&dir);

@@ -184,6 +184,10 @@ fn metric_names_parse_and_reject_nonsense() {
         shown,
         ["ndcg@10", "map@1000", "mrr@10", "recall@100", "p@10", "map"]
     );
+    for bad in ["ndcg@10,,map", "ndcg@10,", ",map"] {
+        let err = Metric::parse_list(bad).unwrap_err().to_string();
+        assert!(err.contains("empty item"), "{err}");
+    }
     for bad in ["ndgc@10", "ndcg@0", "ndcg@ten", "map@-1"] {
         let err = bad.parse::<Metric>().unwrap_err().to_string();
         assert!(err.contains(bad), "{err}");
@@ -596,4 +600,18 @@ fn significance_matches_scipy() {
             );
         }
     }
+}
+
+#[test]
+fn trec_run_lines_need_exactly_six_fields() {
+    for (line, found) in [("q1 Q0 d1 1 0.5\n", 5), ("q1 Q0 d1 1 0.5 tag extra\n", 7)] {
+        let err = Run::parse_trec(line, Path::new("run.trec"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("run.trec:1:") && err.contains(&format!("found {found}")),
+            "{err}"
+        );
+    }
+    assert!(Run::parse_trec("q1 Q0 d1 1 0.5 tag\n", Path::new("run.trec")).is_ok());
 }

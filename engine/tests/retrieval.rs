@@ -113,6 +113,20 @@ fn index_round_trip_streams_and_refuses_another_model() {
     std::fs::write(&path, &bytes[..bytes.len() - 100]).unwrap();
     let msg = IndexReader::open(&path).unwrap_err().to_string();
     assert!(msg.contains("truncated or corrupt"), "{msg}");
+    // Headers that promise no data, or more than a file can hold.
+    for (ids, dim) in [(3usize, 0usize), (4, 1usize << 62)] {
+        let header = serde_json::json!({"model": "m", "dim": dim, "ids": (0..ids).map(|i| i.to_string()).collect::<Vec<_>>()})
+            .to_string();
+        let mut bytes = bytes[..8].to_vec();
+        bytes.extend((header.len() as u64).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let msg = IndexReader::open(&path).unwrap_err().to_string();
+        assert!(
+            msg.starts_with(&path.display().to_string()) && msg.contains("corrupt index header"),
+            "{msg}"
+        );
+    }
     // Not an index.
     std::fs::write(&path, b"plain text, not an index").unwrap();
     let msg = IndexReader::open(&path).unwrap_err().to_string();

@@ -81,7 +81,7 @@ pub struct ModelArgs {
     #[arg(long, default_value = "cpu")]
     pub device: String,
     /// Texts per forward pass.
-    #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE)]
+    #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
     pub batch_size: usize,
 }
 
@@ -140,7 +140,7 @@ pub struct SearchArgs {
     #[arg(long, default_value = "")]
     pub instruction: String,
     /// Number of results.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = positive)]
     pub top_k: usize,
     /// Print JSON lines instead of a table.
     #[arg(long)]
@@ -158,7 +158,7 @@ pub struct DemoArgs {
     #[arg(long)]
     pub query_id: Option<String>,
     /// Rows per ranking.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = positive)]
     pub top_k: usize,
 }
 
@@ -233,13 +233,13 @@ pub struct EvalArgs {
     #[arg(long)]
     pub judge_model: Option<String>,
     /// Permutations of the randomization test.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = positive)]
     pub permutations: usize,
     /// Compute device: cpu, wgpu, vulkan or cuda.
     #[arg(long, default_value = "cpu")]
     pub device: String,
     /// Texts per forward pass.
-    #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE)]
+    #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
     pub batch_size: usize,
 }
 
@@ -258,7 +258,7 @@ impl ModelArgs {
             );
         }
         let mut encoder = engine::Encoder::load(&self.model, &device)?;
-        encoder.batch_size = self.batch_size.max(1);
+        encoder.batch_size = self.batch_size;
         Ok(encoder)
     }
 }
@@ -267,5 +267,15 @@ impl TemplateArgs {
     /// The parsed template.
     pub fn template(&self) -> anyhow::Result<engine::QueryTemplate> {
         Ok(self.template.parse()?)
+    }
+}
+
+/// A count that must be at least 1 (`--batch-size`, `--top-k`): 0 would silently mean 1 or
+/// nothing.
+pub fn positive(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
 }

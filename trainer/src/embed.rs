@@ -3,16 +3,27 @@
 use std::io::Write;
 
 use anyhow::Context;
-use engine::data::{read_jsonl, TextRecord};
+use engine::data::{blank_lines_inside, check_unique, parse_jsonl, read_text, TextRecord};
 
 use crate::cli::EmbedArgs;
 use crate::progress;
 
 /// Runs the command.
 pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
-    let records: Vec<TextRecord> = read_jsonl(&args.input)?;
+    let text = read_text(&args.input)?;
+    let records: Vec<TextRecord> = parse_jsonl(&text, &args.input)?;
     if records.is_empty() {
         anyhow::bail!("{}: no records to embed", args.input.display());
+    }
+    // Output rows are keyed by id: two rows with one id could not be told apart.
+    check_unique(records.iter().map(|r| r.id.as_str()), &text, &args.input)?;
+    let blank = blank_lines_inside(&text);
+    if let Some(first) = blank.first() {
+        eprintln!(
+            "warning: {}:{first}: {} blank line(s) between records were skipped",
+            args.input.display(),
+            blank.len()
+        );
     }
     let encoder = args.model.load()?;
     let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();

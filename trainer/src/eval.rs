@@ -33,6 +33,22 @@ pub struct Report {
     pub following: BTreeMap<String, Values>,
 }
 
+impl Report {
+    /// The number of queries with a value in any mode or metric.
+    fn query_count(&self) -> usize {
+        let mut ids = std::collections::BTreeSet::new();
+        for values in self
+            .modes
+            .values()
+            .flat_map(|m| m.values())
+            .chain(self.following.values())
+        {
+            ids.extend(values.per_query.keys());
+        }
+        ids.len()
+    }
+}
+
 /// A mean and the per-query values behind it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Values {
@@ -136,7 +152,7 @@ impl Report {
             print!("{:<14}", name);
             for m in &order {
                 match self.modes[*m].get(name) {
-                    Some(v) => print!("{:>10.2}", v.mean * 100.0),
+                    Some(v) => print!("{:>10.2}", percent(v.mean)),
                     None => print!("{:>10}", "-"),
                 }
             }
@@ -146,7 +162,7 @@ impl Report {
             println!(
                 "{:<14}{:>10.2}   ({} queries)",
                 key,
-                v.mean * 100.0,
+                percent(v.mean),
                 v.per_query.len()
             );
         }
@@ -176,18 +192,8 @@ fn mode_values(names: &[String], eval: &engine::metrics::Evaluation) -> BTreeMap
 
 fn metric_names(list: Option<&str>, default: &str) -> anyhow::Result<(Vec<String>, Vec<Metric>)> {
     let list = list.unwrap_or(default);
-    let names: Vec<String> = list
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    if names.is_empty() {
-        bail!("--metrics: no metric given");
-    }
-    let metrics = names
-        .iter()
-        .map(|n| n.parse::<Metric>())
-        .collect::<Result<Vec<_>, _>>()?;
+    let metrics = Metric::parse_list(list).map_err(|e| anyhow::anyhow!("--metrics: {e}"))?;
+    let names = list.split(',').map(|s| s.trim().to_string()).collect();
     Ok((names, metrics))
 }
 
@@ -542,6 +548,18 @@ fn print_comparison(a: &Report, b: &Report, permutations: usize, json: bool) -> 
     if rows.is_empty() {
         bail!("the two reports share no metric to compare");
     }
+    // A metric without a query in common has no mean and no test: leave it out, and say so
+    // when nothing is left.
+    rows.retain(|(_, c)| c.queries > 0);
+    if rows.is_empty() {
+        bail!(
+            "the two reports share no query ({}: {} queries, {}: {}): nothing to compare",
+            a.system,
+            a.query_count(),
+            b.system,
+            b.query_count()
+        );
+    }
     if json {
         let map: serde_json::Map<String, serde_json::Value> = rows
             .iter()
@@ -567,9 +585,9 @@ fn print_comparison(a: &Report, b: &Report, permutations: usize, json: bool) -> 
         println!(
             "{:<22}{:>9.2}{:>9.2}{:>+9.2}{:>8}{:>10}{:>10}{sig}",
             label,
-            c.a * 100.0,
-            c.b * 100.0,
-            (c.b - c.a) * 100.0,
+            percent(c.a),
+            percent(c.b),
+            percent(c.b - c.a),
             c.queries,
             p(c.p_t_test),
             p(c.p_randomization)
@@ -577,4 +595,26 @@ fn print_comparison(a: &Report, b: &Report, permutations: usize, json: bool) -> 
     }
     println!("* p(rand) < 0.05");
     Ok(())
+}
+
+/// A fraction as a percentage for a two-decimal table, with no negative zero ("-0.00" for a
+/// metric that cannot be negative reads as a bug).
+fn percent(fraction: f64) -> f64 {
+    let p = fraction * 100.0;
+    if p.abs() < 0.005 {
+        0.0
+    } else {
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn percentages_have_no_negative_zero() {
+        for v in [-0.0, -1e-12, 1e-9] {
+            assert_eq!(format!("{:.2}", super::percent(v)), "0.00");
+        }
+        assert_eq!(format!("{:+.2}", super::percent(-0.0123)), "-1.23");
+    }
 }

@@ -59,6 +59,9 @@ pub fn index(args: IndexArgs) -> anyhow::Result<()> {
 
 /// `trainer search`.
 pub fn run(args: SearchArgs) -> anyhow::Result<()> {
+    if args.query.trim().is_empty() {
+        anyhow::bail!("--query is empty: there is nothing to rank the corpus by");
+    }
     let template = args.template.template()?;
     let encoder = args.model.load()?;
     let text = template.fit(encoder.tokenizer(), &args.instruction, &args.query)?;

@@ -274,3 +274,74 @@ fn demo_prints_three_rankings_side_by_side() {
     );
     assert_eq!(text.matches("] query: ").count(), 3);
 }
+
+#[test]
+fn embed_and_search_refuse_what_would_be_silently_wrong() {
+    let dir = tmp("ambiguous");
+    let input = dir.join("texts.jsonl");
+    let output = dir.join("out.jsonl");
+    // Two rows with one id could not be told apart in the output.
+    std::fs::write(
+        &input,
+        "{\"_id\": \"a\", \"text\": \"one\"}\n{\"_id\": \"a\", \"text\": \"two\"}\n",
+    )
+    .unwrap();
+    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("texts.jsonl:2") && err.contains("duplicate id 'a'"),
+        "{err}"
+    );
+    assert!(!output.exists());
+    // A blank line inside the file is legal, and said.
+    std::fs::write(
+        &input,
+        "{\"_id\": \"a\", \"text\": \"one\"}\n\n{\"_id\": \"b\", \"text\": \"two\"}\n",
+    )
+    .unwrap();
+    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: ") && err.contains("texts.jsonl:2"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&output).unwrap().lines().count(), 2);
+    // Counts of 0 are refused by the flag's name, not turned into 1 or into nothing.
+    let embed = [
+        "embed",
+        "--batch-size",
+        "0",
+        "--input",
+        s(&input),
+        "--output",
+        s(&output),
+    ];
+    let search = [
+        "search",
+        "--top-k",
+        "0",
+        "--corpus",
+        s(&input),
+        "--query",
+        "q",
+    ];
+    let demo = ["demo", "--top-k", "0"];
+    for args in [&embed[..], &search[..], &demo[..]] {
+        let out = trainer(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(args[1]) && err.contains("at least 1"),
+            "{args:?}: {err}"
+        );
+    }
+    // An empty query has nothing to rank by.
+    let out = trainer(&["search", "--corpus", s(&input), "--query", "  "]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--query is empty"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

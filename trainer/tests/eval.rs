@@ -383,3 +383,57 @@ fn a_reader_that_goes_away_ends_the_output_without_a_panic() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn comparisons_need_a_query_in_common_and_permutations() {
+    let dir = tmp("disjoint");
+    let report = |system: &str, query: &str| {
+        serde_json::json!({
+            "system": system,
+            "metrics": ["ndcg@10"],
+            "modes": {"run": {"ndcg@10": {"mean": 0.5, "per_query": {query: 0.5}}}},
+            "following": {}
+        })
+        .to_string()
+    };
+    std::fs::write(dir.join("a.json"), report("A", "q1")).unwrap();
+    std::fs::write(dir.join("b.json"), report("B", "q2")).unwrap();
+    let out = trainer(&[
+        "eval",
+        "--compare",
+        s(&dir.join("a.json")),
+        s(&dir.join("b.json")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("share no query"),
+        "{err}"
+    );
+    let out = trainer(&[
+        "eval",
+        "--compare",
+        s(&dir.join("a.json")),
+        s(&dir.join("a.json")),
+        "--permutations",
+        "0",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--permutations"),
+        "{err}"
+    );
+    // An empty item in --metrics is a typo, not a shorter list.
+    std::fs::write(dir.join("qrels.tsv"), QRELS).unwrap();
+    std::fs::write(dir.join("run.trec"), RUN).unwrap();
+    let out = trainer(&[
+        "eval",
+        "--qrels",
+        s(&dir.join("qrels.tsv")),
+        "--run",
+        s(&dir.join("run.trec")),
+        "--metrics",
+        "ndcg@10,,map",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("empty item"), "{err}");
+}

@@ -238,6 +238,20 @@ fn short_run_trains_evaluates_plots_and_writes_a_loadable_model() {
     let again = train(&args);
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("--resume"));
+    // Also once its checkpoints are gone: the trained model is not replaced.
+    std::fs::remove_dir_all(out.join("checkpoints")).unwrap();
+    let trained_bytes = std::fs::read(out.join("model/model.safetensors")).unwrap();
+    let again = train(&args);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(!again.status.success());
+    assert!(
+        err.contains("earlier run") && err.contains("model.safetensors"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(out.join("model/model.safetensors")).unwrap(),
+        trained_bytes
+    );
 }
 
 #[test]

@@ -236,10 +236,19 @@ fn parse_piece(piece: &str) -> std::result::Result<Piece<'_>, (usize, String)> {
         lines = i + 1;
         let mut fields = line.split_ascii_whitespace();
         let Some(qid) = fields.next() else { continue };
-        let (Some(_q0), Some(doc), Some(_rank), Some(score)) =
-            (fields.next(), fields.next(), fields.next(), fields.next())
-        else {
-            return Err((i, "expected 6 fields: qid Q0 docid rank score tag".into()));
+        let (Some(_q0), Some(doc), Some(_rank), Some(score), Some(_tag), None) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            let found = line.split_ascii_whitespace().count();
+            return Err((
+                i,
+                format!("expected 6 fields: qid Q0 docid rank score tag, found {found}"),
+            ));
         };
         let score: f64 = score
             .parse()

@@ -48,10 +48,13 @@ impl Metric {
 
     /// Parses a comma-separated list such as `ndcg@10,map@1000`.
     pub fn parse_list(list: &str) -> Result<Vec<Metric>> {
-        list.split(',')
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| s.trim().parse())
-            .collect()
+        let items: Vec<&str> = list.split(',').map(str::trim).collect();
+        if items.iter().any(|s| s.is_empty()) {
+            return Err(EngineError::Invalid(format!(
+                "metric list '{list}' has an empty item (two commas, or one at an end)"
+            )));
+        }
+        items.into_iter().map(str::parse).collect()
     }
 
     /// The default per-mode metrics of `trainer eval --set`.

@@ -63,6 +63,9 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         }
         None
     };
+    if resume_from.is_none() {
+        refuse_earlier_run(&output)?;
+    }
 
     let kind: BackendKind = config.device.parse()?;
     let device = kind.device()?;
@@ -358,6 +361,21 @@ impl Plan {
         c.template.parse::<engine::QueryTemplate>()?;
         Ok(Plan { loss, cross })
     }
+}
+
+/// A fresh run (step 0) must not overwrite an earlier run's trained model in its folder (one
+/// whose checkpoints were deleted, say): refused, not replaced. A metrics log alone (a run that
+/// died before its first checkpoint) is no result and is started over.
+fn refuse_earlier_run(output: &Path) -> anyhow::Result<()> {
+    let model = output.join("model/model.safetensors");
+    if model.exists() {
+        bail!(
+            "{}: holds the model of an earlier run and no checkpoint to resume from; choose another --output or remove {}",
+            output.display(),
+            model.display()
+        );
+    }
+    Ok(())
 }
 
 /// A resumed run must replay the same batches, objective and learning-rate curve: every
