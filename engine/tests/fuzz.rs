@@ -106,13 +106,16 @@ fn mutate(input: &[u8], seeds: &[Vec<u8>], rng: &mut SplitMix64) -> Vec<u8> {
     out
 }
 
+/// A parser under test: Ok, or a refusal's message.
+type Parser<'a> = Box<dyn Fn(&[u8]) -> Result<(), String> + 'a>;
+
 /// A fuzz target: its name, valid seeds, and the parser under test (Err = a clear refusal,
 /// whose message must name `path`).
 struct Target<'a> {
     name: &'static str,
     path: &'a Path,
     seeds: Vec<Vec<u8>>,
-    parse: Box<dyn Fn(&[u8]) -> Result<(), String> + 'a>,
+    parse: Parser<'a>,
 }
 
 fn budget() -> Duration {
