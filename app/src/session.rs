@@ -3,10 +3,11 @@
 //! the page differs, so it is passed in.
 
 use std::future::Future;
+use std::path::Path;
 use std::rc::Rc;
 
 use engine::data::Passage;
-use engine::{Embeddings, Encoder, QueryTemplate};
+use engine::{Embeddings, Encoder};
 
 use crate::state::Ranking;
 
@@ -22,8 +23,6 @@ pub struct Session {
     pub corpus: Vec<Passage>,
     /// Their L2-normalised embeddings, in corpus order.
     pub passages: Embeddings,
-    /// How instruction and query are joined.
-    pub template: QueryTemplate,
 }
 
 impl Session {
@@ -60,86 +59,42 @@ impl Session {
             encoder,
             corpus,
             passages,
-            template: QueryTemplate::default(),
         })
     }
 
-    /// A session from embeddings computed earlier (e.g. cached by the browser); they must have
-    /// one row per passage of the encoder's width.
-    pub fn from_embeddings(
-        encoder: Rc<Encoder>,
-        corpus: Vec<Passage>,
-        passages: Embeddings,
-    ) -> Option<Self> {
-        (passages.dim == encoder.dim() && passages.data.len() == corpus.len() * encoder.dim()).then(
-            || Session {
-                encoder,
-                corpus,
-                passages,
-                template: QueryTemplate::default(),
-            },
-        )
+    /// A session from the bytes [`Session::embedding_bytes`] stored earlier (the browser
+    /// cache), or None unless they hold exactly this corpus's embeddings by this encoder.
+    pub fn from_cached(encoder: Rc<Encoder>, corpus: Vec<Passage>, bytes: &[u8]) -> Option<Self> {
+        let reader =
+            engine::retrieval::IndexReader::from_bytes(Path::new("browser cache"), bytes).ok()?;
+        let passages = engine::evaluation::passages_from_index(reader, &encoder, &corpus)?;
+        Some(Session {
+            encoder,
+            corpus,
+            passages,
+        })
     }
 
-    /// The key under which this corpus's embeddings by this encoder are cached: a hash of the
-    /// model fingerprint and every passage id and text.
+    /// The key under which this corpus's embeddings by this encoder are cached (the engine's
+    /// passage cache key).
     pub fn cache_key(encoder: &Encoder, corpus: &[Passage]) -> String {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        h.update(encoder.fingerprint().as_bytes());
-        for p in corpus {
-            h.update((p.id.len() as u64).to_le_bytes());
-            h.update(p.id.as_bytes());
-            let text = p.encoder_text();
-            h.update((text.len() as u64).to_le_bytes());
-            h.update(text.as_bytes());
-        }
-        h.finalize()[..12]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        engine::evaluation::passage_cache_key(encoder, corpus)
     }
 
-    /// The passage embeddings as little-endian f32 bytes (for the cache).
-    pub fn embedding_bytes(&self) -> Vec<u8> {
-        self.passages
-            .data
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect()
+    /// The passage embeddings in the engine's index format (for the cache).
+    pub fn embedding_bytes(&self) -> engine::Result<Vec<u8>> {
+        let ids: Vec<String> = self.corpus.iter().map(|p| p.id.clone()).collect();
+        engine::retrieval::index_bytes(self.encoder.fingerprint(), &ids, &self.passages)
     }
 
-    /// Embeddings back from [`Session::embedding_bytes`].
-    pub fn embeddings_from_bytes(bytes: &[u8], dim: usize) -> Embeddings {
-        Embeddings {
-            dim,
-            data: bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        }
-    }
-
-    /// The encoder input of a query under an instruction: the engine's one query-text rule
-    /// (the query alone when the instruction is blank; a long instruction is cut before the
-    /// query loses a token).
-    pub fn query_text(&self, instruction: &str, query: &str) -> engine::Result<String> {
-        self.template
-            .fit(self.encoder.tokenizer(), instruction, query)
-    }
-
-    /// Ranks the whole corpus for each text, best first (cosine; ties by corpus order).
-    pub async fn rank(&self, texts: &[String]) -> engine::Result<Vec<Ranking>> {
-        let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-        let mut q = self.encoder.encode_async(&refs, &mut |_, _| {}).await?;
-        q.normalize();
-        Ok((0..texts.len())
-            .map(|i| {
-                let scores = engine::retrieval::score_all(&self.passages, q.row(i));
-                let mut ranking: Ranking = scores.into_iter().enumerate().collect();
-                ranking.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                ranking
-            })
+    /// Ranks the whole corpus for each query under each instruction, `(instruction, query)`
+    /// pairs joined the encoder's way, best first (cosine; ties by corpus order).
+    pub async fn rank(&self, pairs: &[(&str, &str)]) -> engine::Result<Vec<Ranking>> {
+        let q = self.encoder.encode_queries_async(pairs).await?;
+        let everything = self.passages.len();
+        Ok(engine::retrieval::search(&self.passages, &q, everything)
+            .into_iter()
+            .map(|hits| hits.into_iter().map(|h| (h.index, h.score)).collect())
             .collect())
     }
 }

@@ -407,7 +407,8 @@ impl UrlState {
             ("backend", &self.backend),
         ] {
             if !v.is_empty() {
-                parts.push(format!("{k}={}", percent_encode(v)));
+                let value: String = form_urlencoded::byte_serialize(v.as_bytes()).collect();
+                parts.push(format!("{k}={value}"));
             }
         }
         if self.teach {
@@ -419,10 +420,9 @@ impl UrlState {
     /// Parses a query string (with or without `?`); unknown keys and bad escapes are ignored.
     pub fn from_query_string(s: &str) -> Self {
         let mut state = UrlState::default();
-        for pair in s.trim_start_matches('?').split('&') {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let v = percent_decode(v);
-            match k {
+        for (k, v) in form_urlencoded::parse(s.trim_start_matches('?').as_bytes()) {
+            let v = v.into_owned();
+            match k.as_ref() {
                 "corpus" => state.corpus = v,
                 "qid" => state.qid = v,
                 "q" => state.query = v,
@@ -436,44 +436,6 @@ impl UrlState {
         }
         state
     }
-}
-
-fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

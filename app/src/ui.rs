@@ -240,9 +240,8 @@ async fn load_corpus(p: Page) {
     let started = web::now_ms();
     // Passage embeddings are cached in the browser per model and corpus: a reload is quick.
     let key = format!("embeddings/{}", Session::cache_key(&encoder, &corpus));
-    if let Some(bytes) = web::cache_get(&format!("{key}?v=1")).await {
-        let e = Session::embeddings_from_bytes(&bytes, encoder.dim());
-        if let Some(s) = Session::from_embeddings(encoder.clone(), corpus.clone(), e) {
+    if let Some(bytes) = web::cache_get(&format!("{key}?v=2")).await {
+        if let Some(s) = Session::from_cached(encoder.clone(), corpus.clone(), &bytes) {
             if current_corpus_generation() != generation {
                 return;
             }
@@ -283,7 +282,9 @@ async fn load_corpus(p: Page) {
                 s.corpus.len(),
                 web::now_ms() - started
             ));
-            web::store_cached(&key, "1", &s.embedding_bytes()).await;
+            if let Ok(bytes) = s.embedding_bytes() {
+                web::store_cached(&key, "2", &bytes).await;
+            }
             p.corpus_note
                 .set(format!("{} passages encoded", s.corpus.len()));
             SESSION.with(|x| *x.borrow_mut() = Some(Rc::new(s)));
@@ -304,18 +305,11 @@ async fn search(p: Page) {
     };
     let generation = next_generation();
     let query = p.query.get_untracked();
-    let texts = [
-        session.query_text("", &query),
-        session.query_text(&p.instruction.get_untracked(), &query),
-        session.query_text(&p.reversed.get_untracked(), &query),
-    ]
-    .into_iter()
-    .collect::<engine::Result<Vec<String>>>();
+    let (instruction, reversed) = (p.instruction.get_untracked(), p.reversed.get_untracked());
     let started = web::now_ms();
-    let result = match texts {
-        Ok(texts) => session.rank(&texts).await,
-        Err(e) => Err(e),
-    };
+    let result = session
+        .rank(&[("", &query), (&instruction, &query), (&reversed, &query)])
+        .await;
     if current_generation() != generation {
         return;
     }

@@ -22,6 +22,14 @@ pub enum BackendKind {
     Cuda,
 }
 
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+serde_as_text!(BackendKind);
+
 impl FromStr for BackendKind {
     type Err = EngineError;
     fn from_str(s: &str) -> Result<Self> {

@@ -15,9 +15,15 @@ use safetensors::SafeTensors;
 use crate::config::{Activation, BertConfig};
 use crate::error::{EngineError, Result};
 
-/// Additive attention bias for padded keys. Large enough that `exp` underflows to exactly zero in
+/// Additive bias of a masked entry (padded keys in attention, masked scores in the
+/// objectives, padding in max pooling). Large enough that `exp` underflows to exactly zero in
 /// f32, so padding never changes a real token's state.
-const MASKED: f32 = -1.0e9;
+pub const MASKED: f32 = -1.0e9;
+
+/// The additive bias of a 0/1 mask: 0 where the mask is 1, [`MASKED`] where it is 0.
+pub fn mask_bias<const D: usize>(mask: Tensor<D>) -> Tensor<D> {
+    (mask.neg() + 1.0).mul_scalar(MASKED)
+}
 
 /// Token, position and segment embeddings followed by a layer norm.
 #[derive(Module, Debug)]
@@ -54,21 +60,7 @@ pub struct BertModel {
     embeddings: BertEmbeddings,
     layers: Vec<BertLayer>,
     #[module(skip)]
-    activation: ActivationKind,
-}
-
-/// [`Activation`] as a module constant.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ActivationKind(pub u8);
-
-impl From<Activation> for ActivationKind {
-    fn from(a: Activation) -> Self {
-        ActivationKind(match a {
-            Activation::Gelu => 0,
-            Activation::GeluTanh => 1,
-            Activation::Relu => 2,
-        })
-    }
+    activation: Activation,
 }
 
 impl BertModel {
@@ -86,9 +78,7 @@ impl BertModel {
         let x = e.word.forward(ids) + e.position.forward(positions) + e.token_type.forward(types);
         let mut x = e.norm.forward(x);
         // [batch, 1, 1, seq]: broadcast over heads and query positions.
-        let bias = (mask.neg() + 1.0)
-            .mul_scalar(MASKED)
-            .reshape([batch, 1, 1, seq]);
+        let bias = mask_bias(mask).reshape([batch, 1, 1, seq]);
         for layer in &self.layers {
             x = layer.forward(x, bias.clone(), self.activation);
         }
@@ -97,13 +87,13 @@ impl BertModel {
 }
 
 impl BertLayer {
-    fn forward(&self, x: Tensor<3>, bias: Tensor<4>, activation: ActivationKind) -> Tensor<3> {
+    fn forward(&self, x: Tensor<3>, bias: Tensor<4>, activation: Activation) -> Tensor<3> {
         let x = self.attention.forward(x, bias);
         let h = self.intermediate.forward(x.clone());
-        let h = match activation.0 {
-            0 => crate::kernels::gelu(h),
-            1 => gelu_approximate(h),
-            _ => relu(h),
+        let h = match activation {
+            Activation::Gelu => crate::kernels::gelu(h),
+            Activation::GeluTanh => gelu_approximate(h),
+            Activation::Relu => relu(h),
         };
         self.norm.forward(self.output.forward(h) + x)
     }
@@ -276,41 +266,123 @@ pub(crate) fn decode_f32(dtype: safetensors::Dtype, data: &[u8]) -> Option<Vec<f
             .collect(),
         Dtype::F16 => data
             .chunks_exact(2)
-            .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
             .collect(),
         Dtype::BF16 => data
             .chunks_exact(2)
-            .map(|c| f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16))
+            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
             .collect(),
         _ => return None,
     })
 }
 
-/// IEEE 754 half to single precision.
-pub(crate) fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h >> 15) as u32) << 31;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let frac = (h & 0x3ff) as u32;
-    let bits = match (exp, frac) {
-        (0, 0) => sign,
-        (0, f) => {
-            // Subnormal: normalise.
-            let mut e = 127 - 15 + 1;
-            let mut f = f;
-            while f & 0x400 == 0 {
-                f <<= 1;
-                e -= 1;
-            }
-            sign | (e << 23) | ((f & 0x3ff) << 13)
+/// The shape of one group of tensors under one Hugging Face name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group {
+    /// `NAME.weight`, `[rows, width]`.
+    Embedding { rows: usize, width: usize },
+    /// `NAME.weight` `[d_out, d_in]` (PyTorch layout) and `NAME.bias` `[d_out]`.
+    Linear { d_in: usize, d_out: usize },
+    /// `NAME.weight` and `NAME.bias`, `[width]` each (`gamma`/`beta` in old checkpoints).
+    LayerNorm { width: usize },
+}
+
+/// The one table of BERT's weight names (Hugging Face naming, no `bert.` prefix): every group
+/// of tensors of a model shaped like `config`, in the order of the modules' fields. Loading,
+/// saving and random initialisation all walk this table; nothing else spells a weight name.
+fn weight_table(config: &BertConfig) -> Vec<(String, Group)> {
+    let d = config.hidden_size;
+    let ff = config.intermediate_size;
+    let embedding = |rows| Group::Embedding { rows, width: d };
+    let linear = |d_in, d_out| Group::Linear { d_in, d_out };
+    let norm = Group::LayerNorm { width: d };
+    let mut table = vec![
+        (
+            "embeddings.word_embeddings".to_string(),
+            embedding(config.vocab_size),
+        ),
+        (
+            "embeddings.position_embeddings".to_string(),
+            embedding(config.max_position_embeddings),
+        ),
+        (
+            "embeddings.token_type_embeddings".to_string(),
+            embedding(config.type_vocab_size),
+        ),
+        ("embeddings.LayerNorm".to_string(), norm),
+    ];
+    for i in 0..config.num_hidden_layers {
+        let p = format!("encoder.layer.{i}");
+        table.extend([
+            (format!("{p}.attention.self.query"), linear(d, d)),
+            (format!("{p}.attention.self.key"), linear(d, d)),
+            (format!("{p}.attention.self.value"), linear(d, d)),
+            (format!("{p}.attention.output.dense"), linear(d, d)),
+            (format!("{p}.attention.output.LayerNorm"), norm),
+            (format!("{p}.intermediate.dense"), linear(d, ff)),
+            (format!("{p}.output.dense"), linear(ff, d)),
+            (format!("{p}.output.LayerNorm"), norm),
+        ]);
+    }
+    table
+}
+
+/// A loaded group of the table.
+enum Loaded {
+    Embedding(Embedding),
+    Linear(Linear),
+    LayerNorm(LayerNorm),
+}
+
+/// A borrowed group of a model, in table order (for saving).
+enum Held<'a> {
+    Embedding(&'a Embedding),
+    Linear(&'a Linear),
+    LayerNorm(&'a LayerNorm),
+}
+
+/// The loaded groups, handed out in table order to the modules' fields.
+struct Groups(std::vec::IntoIter<Loaded>);
+
+impl Groups {
+    fn embedding(&mut self) -> Embedding {
+        match self.0.next() {
+            Some(Loaded::Embedding(e)) => e,
+            _ => unreachable!("weight_table and the modules' fields are in the same order"),
         }
-        (0x1f, 0) => sign | 0x7f80_0000,
-        (0x1f, f) => sign | 0x7f80_0000 | (f << 13),
-        (e, f) => sign | ((e + 127 - 15) << 23) | (f << 13),
-    };
-    f32::from_bits(bits)
+    }
+
+    fn linear(&mut self) -> Linear {
+        match self.0.next() {
+            Some(Loaded::Linear(l)) => l,
+            _ => unreachable!("weight_table and the modules' fields are in the same order"),
+        }
+    }
+
+    fn layer_norm(&mut self) -> LayerNorm {
+        match self.0.next() {
+            Some(Loaded::LayerNorm(n)) => n,
+            _ => unreachable!("weight_table and the modules' fields are in the same order"),
+        }
+    }
 }
 
 impl BertModel {
+    /// Builds the model from a model folder's `model.safetensors`.
+    pub fn from_files(
+        files: &crate::model_files::ModelFiles,
+        config: &BertConfig,
+        device: &Device,
+    ) -> Result<Self> {
+        use crate::model_files::WEIGHTS;
+        Self::from_safetensors(
+            files.required(WEIGHTS, "weights in safetensors format")?,
+            &files.path_of(WEIGHTS),
+            config,
+            device,
+        )
+    }
+
     /// Builds the model from safetensors bytes, checking every tensor against `config`.
     pub fn from_safetensors(
         bytes: &[u8],
@@ -319,47 +391,26 @@ impl BertModel {
         device: &Device,
     ) -> Result<Self> {
         let r = WeightReader::new(bytes, path, device)?;
-        let d = config.hidden_size;
         let eps = config.layer_norm_eps;
-        let embeddings = BertEmbeddings {
-            word: r.embedding("embeddings.word_embeddings", config.vocab_size, d)?,
-            position: r.embedding(
-                "embeddings.position_embeddings",
-                config.max_position_embeddings,
-                d,
-            )?,
-            token_type: r.embedding(
-                "embeddings.token_type_embeddings",
-                config.type_vocab_size,
-                d,
-            )?,
-            norm: r.layer_norm("embeddings.LayerNorm", d, eps)?,
-        };
-        let mut layers = Vec::with_capacity(config.num_hidden_layers);
-        for i in 0..config.num_hidden_layers {
-            let p = format!("encoder.layer.{i}");
-            layers.push(BertLayer {
-                attention: BertAttention {
-                    query: r.linear(&format!("{p}.attention.self.query"), d, d)?,
-                    key: r.linear(&format!("{p}.attention.self.key"), d, d)?,
-                    value: r.linear(&format!("{p}.attention.self.value"), d, d)?,
-                    output: r.linear(&format!("{p}.attention.output.dense"), d, d)?,
-                    norm: r.layer_norm(&format!("{p}.attention.output.LayerNorm"), d, eps)?,
-                    heads: config.num_attention_heads,
-                },
-                intermediate: r.linear(
-                    &format!("{p}.intermediate.dense"),
-                    d,
-                    config.intermediate_size,
-                )?,
-                output: r.linear(&format!("{p}.output.dense"), config.intermediate_size, d)?,
-                norm: r.layer_norm(&format!("{p}.output.LayerNorm"), d, eps)?,
-            });
-        }
-        if r.has(&format!(
+        let loaded = weight_table(config)
+            .iter()
+            .map(|(name, group)| {
+                Ok(match *group {
+                    Group::Embedding { rows, width } => {
+                        Loaded::Embedding(r.embedding(name, rows, width)?)
+                    }
+                    Group::Linear { d_in, d_out } => Loaded::Linear(r.linear(name, d_in, d_out)?),
+                    Group::LayerNorm { width } => {
+                        Loaded::LayerNorm(r.layer_norm(name, width, eps)?)
+                    }
+                })
+            })
+            .collect::<Result<Vec<Loaded>>>()?;
+        let extra = format!(
             "encoder.layer.{}.attention.self.query.weight",
             config.num_hidden_layers
-        )) {
+        );
+        if r.has(&extra) {
             return Err(EngineError::model(
                 path,
                 format!(
@@ -368,11 +419,82 @@ impl BertModel {
                 ),
             ));
         }
+        let mut groups = Groups(loaded.into_iter());
+        let embeddings = BertEmbeddings {
+            word: groups.embedding(),
+            position: groups.embedding(),
+            token_type: groups.embedding(),
+            norm: groups.layer_norm(),
+        };
+        let layers = (0..config.num_hidden_layers)
+            .map(|_| BertLayer {
+                attention: BertAttention {
+                    query: groups.linear(),
+                    key: groups.linear(),
+                    value: groups.linear(),
+                    output: groups.linear(),
+                    norm: groups.layer_norm(),
+                    heads: config.num_attention_heads,
+                },
+                intermediate: groups.linear(),
+                output: groups.linear(),
+                norm: groups.layer_norm(),
+            })
+            .collect();
         Ok(BertModel {
             embeddings,
             layers,
-            activation: config.hidden_act.into(),
+            activation: config.hidden_act,
         })
+    }
+
+    /// The model's groups in [`weight_table`] order.
+    fn held(&self) -> Vec<Held<'_>> {
+        let e = &self.embeddings;
+        let mut out = vec![
+            Held::Embedding(&e.word),
+            Held::Embedding(&e.position),
+            Held::Embedding(&e.token_type),
+            Held::LayerNorm(&e.norm),
+        ];
+        for layer in &self.layers {
+            let a = &layer.attention;
+            out.extend([
+                Held::Linear(&a.query),
+                Held::Linear(&a.key),
+                Held::Linear(&a.value),
+                Held::Linear(&a.output),
+                Held::LayerNorm(&a.norm),
+                Held::Linear(&layer.intermediate),
+                Held::Linear(&layer.output),
+                Held::LayerNorm(&layer.norm),
+            ]);
+        }
+        out
+    }
+
+    /// The shape the model has (for [`weight_table`]).
+    fn shape(&self) -> BertConfig {
+        let [vocab_size, d] = self.embeddings.word.weight.val().dims();
+        let [max_position_embeddings, _] = self.embeddings.position.weight.val().dims();
+        let [type_vocab_size, _] = self.embeddings.token_type.weight.val().dims();
+        let intermediate_size = self
+            .layers
+            .first()
+            .map(|l| l.intermediate.weight.val().dims()[1])
+            .unwrap_or(0);
+        BertConfig {
+            vocab_size,
+            hidden_size: d,
+            num_hidden_layers: self.layers.len(),
+            num_attention_heads: self.layers.first().map(|l| l.attention.heads).unwrap_or(1),
+            intermediate_size,
+            max_position_embeddings,
+            type_vocab_size,
+            layer_norm_eps: 0.0,
+            hidden_act: self.activation,
+            pad_token_id: 0,
+        }
     }
 }
 
@@ -384,42 +506,12 @@ impl BertModel {
     /// back to PyTorch's `[out, in]`: the inverse of [`BertModel::from_safetensors`].
     pub fn named_tensors(&self) -> Result<Vec<NamedTensor>> {
         let mut out = Vec::new();
-        let e = &self.embeddings;
-        push_param(
-            &mut out,
-            "embeddings.word_embeddings.weight",
-            &e.word.weight,
-        )?;
-        push_param(
-            &mut out,
-            "embeddings.position_embeddings.weight",
-            &e.position.weight,
-        )?;
-        push_param(
-            &mut out,
-            "embeddings.token_type_embeddings.weight",
-            &e.token_type.weight,
-        )?;
-        push_norm(&mut out, "embeddings.LayerNorm", &e.norm)?;
-        for (i, layer) in self.layers.iter().enumerate() {
-            let p = format!("encoder.layer.{i}");
-            let a = &layer.attention;
-            push_linear(&mut out, &format!("{p}.attention.self.query"), &a.query)?;
-            push_linear(&mut out, &format!("{p}.attention.self.key"), &a.key)?;
-            push_linear(&mut out, &format!("{p}.attention.self.value"), &a.value)?;
-            push_linear(&mut out, &format!("{p}.attention.output.dense"), &a.output)?;
-            push_norm(
-                &mut out,
-                &format!("{p}.attention.output.LayerNorm"),
-                &a.norm,
-            )?;
-            push_linear(
-                &mut out,
-                &format!("{p}.intermediate.dense"),
-                &layer.intermediate,
-            )?;
-            push_linear(&mut out, &format!("{p}.output.dense"), &layer.output)?;
-            push_norm(&mut out, &format!("{p}.output.LayerNorm"), &layer.norm)?;
+        for ((name, _), held) in weight_table(&self.shape()).iter().zip(self.held()) {
+            match held {
+                Held::Embedding(e) => push_param(&mut out, &format!("{name}.weight"), &e.weight)?,
+                Held::Linear(l) => push_linear(&mut out, name, l)?,
+                Held::LayerNorm(n) => push_norm(&mut out, name, n)?,
+            }
         }
         Ok(out)
     }
@@ -472,57 +564,31 @@ impl BertModel {
 /// The `model.safetensors` bytes of [`BertModel::random`].
 pub fn random_safetensors(config: &BertConfig, seed: u64) -> Result<Vec<u8>> {
     let mut rng = crate::rng::SplitMix64::new(seed);
-    let d = config.hidden_size;
-    let mut tensors: Vec<NamedTensor> = Vec::new();
-    let normal = |name: String, shape: Vec<usize>, rng: &mut crate::rng::SplitMix64| {
+    let mut normal = |shape: Vec<usize>| {
         let n = shape.iter().product();
-        let values = (0..n).map(|_| rng.normal() as f32 * 0.02).collect();
-        (name, shape, values)
+        let values = (0..n)
+            .map(|_| rng.normal() as f32 * 0.02)
+            .collect::<Vec<f32>>();
+        (shape, values)
     };
-    let constant = |name: String, shape: Vec<usize>, v: f32| {
-        let n: usize = shape.iter().product();
-        (name, shape, vec![v; n])
-    };
-    tensors.push(normal(
-        "embeddings.word_embeddings.weight".into(),
-        vec![config.vocab_size, d],
-        &mut rng,
-    ));
-    tensors.push(normal(
-        "embeddings.position_embeddings.weight".into(),
-        vec![config.max_position_embeddings, d],
-        &mut rng,
-    ));
-    tensors.push(normal(
-        "embeddings.token_type_embeddings.weight".into(),
-        vec![config.type_vocab_size, d],
-        &mut rng,
-    ));
-    let norms = |name: &str, tensors: &mut Vec<NamedTensor>| {
-        tensors.push(constant(format!("{name}.weight"), vec![d], 1.0));
-        tensors.push(constant(format!("{name}.bias"), vec![d], 0.0));
-    };
-    norms("embeddings.LayerNorm", &mut tensors);
-    let ff = config.intermediate_size;
-    for i in 0..config.num_hidden_layers {
-        let p = format!("encoder.layer.{i}");
-        for (name, d_out, d_in) in [
-            (format!("{p}.attention.self.query"), d, d),
-            (format!("{p}.attention.self.key"), d, d),
-            (format!("{p}.attention.self.value"), d, d),
-            (format!("{p}.attention.output.dense"), d, d),
-            (format!("{p}.intermediate.dense"), ff, d),
-            (format!("{p}.output.dense"), d, ff),
-        ] {
-            tensors.push(normal(
-                format!("{name}.weight"),
-                vec![d_out, d_in],
-                &mut rng,
-            ));
-            tensors.push(constant(format!("{name}.bias"), vec![d_out], 0.0));
+    let constant = |width: usize, v: f32| (vec![width], vec![v; width]);
+    let mut tensors: Vec<NamedTensor> = Vec::new();
+    let mut push =
+        |name: String, (shape, values): (Vec<usize>, Vec<f32>)| tensors.push((name, shape, values));
+    for (name, group) in weight_table(config) {
+        match group {
+            Group::Embedding { rows, width } => {
+                push(format!("{name}.weight"), normal(vec![rows, width]))
+            }
+            Group::Linear { d_in, d_out } => {
+                push(format!("{name}.weight"), normal(vec![d_out, d_in]));
+                push(format!("{name}.bias"), constant(d_out, 0.0));
+            }
+            Group::LayerNorm { width } => {
+                push(format!("{name}.weight"), constant(width, 1.0));
+                push(format!("{name}.bias"), constant(width, 0.0));
+            }
         }
-        norms(&format!("{p}.attention.output.LayerNorm"), &mut tensors);
-        norms(&format!("{p}.output.LayerNorm"), &mut tensors);
     }
     crate::safetensors_io::write_f32(&tensors)
 }

@@ -1,24 +1,57 @@
 //! Model settings read from `config.json` and the sentence-transformers files: the transformer's
 //! shape, the pooling mode, normalisation and the maximum sequence length.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
 use crate::model_files::{ModelFiles, CONFIG_JSON, SENTENCE_BERT_CONFIG};
 
-/// Activation of the feed-forward block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Activation of the feed-forward block (`hidden_act` in `config.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Activation {
-    /// Exact GELU (`gelu` in Hugging Face configs).
+    /// Exact GELU (`gelu`).
+    #[default]
     Gelu,
-    /// tanh-approximated GELU (`gelu_new`, `gelu_pytorch_tanh`).
+    /// tanh-approximated GELU (`gelu_new`, `gelu_pytorch_tanh`, `gelu_fast`).
     GeluTanh,
     /// ReLU.
     Relu,
 }
 
-/// Shape and hyper-parameters of a BERT encoder, as in Hugging Face's `config.json`.
-#[derive(Debug, Clone, PartialEq)]
+impl Activation {
+    /// The name written into `config.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Activation::Gelu => "gelu",
+            Activation::GeluTanh => "gelu_new",
+            Activation::Relu => "relu",
+        }
+    }
+}
+
+impl Serialize for Activation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Activation {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "gelu" => Ok(Activation::Gelu),
+            "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Ok(Activation::GeluTanh),
+            "relu" => Ok(Activation::Relu),
+            other => Err(serde::de::Error::custom(format!(
+                "hidden_act '{other}' is not supported (gelu, gelu_new, relu)"
+            ))),
+        }
+    }
+}
+
+/// Shape and hyper-parameters of a BERT encoder: the fields of Hugging Face's `config.json`
+/// the engine reads (one serde struct; defaults as transformers' `BertConfig`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BertConfig {
     /// Number of tokens in the vocabulary.
     pub vocab_size: usize,
@@ -30,143 +63,129 @@ pub struct BertConfig {
     pub num_attention_heads: usize,
     /// Width of the feed-forward block.
     pub intermediate_size: usize,
-    /// Number of learned positions.
+    /// Number of learned positions (default 512).
+    #[serde(default = "default_positions")]
     pub max_position_embeddings: usize,
-    /// Number of token types (segments).
+    /// Number of token types (segments; default 2).
+    #[serde(default = "default_token_types")]
     pub type_vocab_size: usize,
-    /// Epsilon of every layer norm.
+    /// Epsilon of every layer norm (default 1e-12).
+    #[serde(default = "default_eps")]
     pub layer_norm_eps: f64,
-    /// Feed-forward activation.
+    /// Feed-forward activation (default gelu).
+    #[serde(default)]
     pub hidden_act: Activation,
-    /// Id of the padding token.
+    /// Id of the padding token (default 0).
+    #[serde(default)]
     pub pad_token_id: u32,
 }
 
+fn default_positions() -> usize {
+    512
+}
+
+fn default_token_types() -> usize {
+    2
+}
+
+fn default_eps() -> f64 {
+    1e-12
+}
+
+/// What a `config.json` says the model is, checked before its shape is read.
 #[derive(Deserialize)]
-struct RawBertConfig {
-    model_type: Option<String>,
+struct Architecture {
+    #[serde(default)]
+    model_type: String,
     #[serde(default)]
     architectures: Vec<String>,
-    vocab_size: Option<usize>,
-    hidden_size: Option<usize>,
-    num_hidden_layers: Option<usize>,
-    num_attention_heads: Option<usize>,
-    intermediate_size: Option<usize>,
-    max_position_embeddings: Option<usize>,
-    type_vocab_size: Option<usize>,
-    layer_norm_eps: Option<f64>,
-    hidden_act: Option<String>,
-    pad_token_id: Option<u32>,
     position_embedding_type: Option<String>,
+}
+
+impl Architecture {
+    /// Refuses anything but a BERT encoder with absolute positions.
+    fn check(&self) -> std::result::Result<(), String> {
+        let bert_architecture = self.architectures.iter().any(|a| a.starts_with("Bert"));
+        let is_bert = (self.model_type == "bert"
+            && (self.architectures.is_empty() || bert_architecture))
+            || (self.model_type.is_empty() && bert_architecture);
+        if !is_bert {
+            return Err(if self.model_type == "bert" {
+                format!(
+                    "model_type is \"bert\" but architectures {:?} names no BERT model; the weights would not fit",
+                    self.architectures
+                )
+            } else {
+                let name = if self.model_type.is_empty() {
+                    self.architectures.join(",")
+                } else {
+                    self.model_type.clone()
+                };
+                format!("unknown architecture '{name}': this engine supports BERT-family encoders (model_type \"bert\")")
+            });
+        }
+        match self.position_embedding_type.as_deref() {
+            None | Some("absolute") => Ok(()),
+            Some(kind) => Err(format!(
+                "position_embedding_type '{kind}' is not supported (only 'absolute')"
+            )),
+        }
+    }
 }
 
 impl BertConfig {
     /// Parses and validates a Hugging Face `config.json`. `path` is used in error messages.
     pub fn from_json(bytes: &[u8], path: &std::path::Path) -> Result<Self> {
-        let raw: RawBertConfig = serde_json::from_slice(bytes)
-            .map_err(|e| EngineError::model(path, format!("invalid JSON: {e}")))?;
-        let model_type = raw.model_type.clone().unwrap_or_default();
-        let bert_architecture = raw.architectures.iter().any(|a| a.starts_with("Bert"));
-        let is_bert = (model_type == "bert" && (raw.architectures.is_empty() || bert_architecture))
-            || (model_type.is_empty() && bert_architecture);
-        if !is_bert {
-            let problem = if model_type == "bert" {
-                format!(
-                    "model_type is \"bert\" but architectures {:?} names no BERT model; the weights would not fit",
-                    raw.architectures
-                )
-            } else {
-                let name = if model_type.is_empty() {
-                    raw.architectures.join(",")
-                } else {
-                    model_type
-                };
-                format!("unknown architecture '{name}': this engine supports BERT-family encoders (model_type \"bert\")")
-            };
-            return Err(EngineError::model(path, problem));
-        }
-        if let Some(kind) = &raw.position_embedding_type {
-            if kind != "absolute" {
-                return Err(EngineError::model(
-                    path,
-                    format!("position_embedding_type '{kind}' is not supported (only 'absolute')"),
-                ));
-            }
-        }
-        let need = |v: Option<usize>, name: &str| -> Result<usize> {
-            match v {
-                Some(0) => Err(EngineError::model(
-                    path,
-                    format!("'{name}' must be positive"),
-                )),
-                Some(v) => Ok(v),
-                None => Err(EngineError::model(path, format!("missing field '{name}'"))),
-            }
-        };
-        let hidden_act = match raw.hidden_act.as_deref().unwrap_or("gelu") {
-            "gelu" => Activation::Gelu,
-            "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Activation::GeluTanh,
-            "relu" => Activation::Relu,
-            other => {
-                return Err(EngineError::model(
-                    path,
-                    format!("hidden_act '{other}' is not supported (gelu, gelu_new, relu)"),
-                ))
-            }
-        };
-        let config = BertConfig {
-            vocab_size: need(raw.vocab_size, "vocab_size")?,
-            hidden_size: need(raw.hidden_size, "hidden_size")?,
-            num_hidden_layers: need(raw.num_hidden_layers, "num_hidden_layers")?,
-            num_attention_heads: need(raw.num_attention_heads, "num_attention_heads")?,
-            intermediate_size: need(raw.intermediate_size, "intermediate_size")?,
-            max_position_embeddings: raw.max_position_embeddings.unwrap_or(512),
-            type_vocab_size: raw.type_vocab_size.unwrap_or(2),
-            layer_norm_eps: raw.layer_norm_eps.unwrap_or(1e-12),
-            hidden_act,
-            pad_token_id: raw.pad_token_id.unwrap_or(0),
-        };
-        if !config
-            .hidden_size
-            .is_multiple_of(config.num_attention_heads)
-        {
-            return Err(EngineError::model(
-                path,
-                format!(
-                    "hidden_size {} is not a multiple of num_attention_heads {}",
-                    config.hidden_size, config.num_attention_heads
-                ),
-            ));
-        }
+        let invalid = |e: serde_json::Error| EngineError::model(path, format!("invalid JSON: {e}"));
+        let architecture: Architecture = serde_json::from_slice(bytes).map_err(invalid)?;
+        architecture
+            .check()
+            .map_err(|problem| EngineError::model(path, problem))?;
+        let config: BertConfig =
+            serde_json::from_slice(bytes).map_err(|e| EngineError::model(path, e.to_string()))?;
+        config
+            .check()
+            .map_err(|problem| EngineError::model(path, problem))?;
         Ok(config)
     }
 
-    /// Serialises this configuration as a Hugging Face `config.json`.
+    fn check(&self) -> std::result::Result<(), String> {
+        for (name, value) in [
+            ("vocab_size", self.vocab_size),
+            ("hidden_size", self.hidden_size),
+            ("num_hidden_layers", self.num_hidden_layers),
+            ("num_attention_heads", self.num_attention_heads),
+            ("intermediate_size", self.intermediate_size),
+        ] {
+            if value == 0 {
+                return Err(format!("'{name}' must be positive"));
+            }
+        }
+        if !self.hidden_size.is_multiple_of(self.num_attention_heads) {
+            return Err(format!(
+                "hidden_size {} is not a multiple of num_attention_heads {}",
+                self.hidden_size, self.num_attention_heads
+            ));
+        }
+        Ok(())
+    }
+
+    /// Serialises this configuration as a Hugging Face `config.json` (with the fields other
+    /// tools expect beside the engine's: architecture, dropout, initialisation range).
     pub fn to_json(&self) -> String {
-        let act = match self.hidden_act {
-            Activation::Gelu => "gelu",
-            Activation::GeluTanh => "gelu_new",
-            Activation::Relu => "relu",
-        };
-        serde_json::to_string_pretty(&serde_json::json!({
+        let mut v = serde_json::to_value(self).expect("a config always serialises");
+        let extra = serde_json::json!({
             "architectures": ["BertModel"],
             "model_type": "bert",
-            "vocab_size": self.vocab_size,
-            "hidden_size": self.hidden_size,
-            "num_hidden_layers": self.num_hidden_layers,
-            "num_attention_heads": self.num_attention_heads,
-            "intermediate_size": self.intermediate_size,
-            "max_position_embeddings": self.max_position_embeddings,
-            "type_vocab_size": self.type_vocab_size,
-            "layer_norm_eps": self.layer_norm_eps,
-            "hidden_act": act,
-            "pad_token_id": self.pad_token_id,
             "position_embedding_type": "absolute",
             "hidden_dropout_prob": 0.1,
             "attention_probs_dropout_prob": 0.1,
             "initializer_range": 0.02,
-        }))
-        .expect("a JSON value always serialises")
+        });
+        if let (Some(v), Some(extra)) = (v.as_object_mut(), extra.as_object()) {
+            v.extend(extra.clone());
+        }
+        serde_json::to_string_pretty(&v).expect("a JSON value always serialises")
     }
 }
 

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
 
 /// One passage of a corpus.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct Passage {
     /// Document id.
     #[serde(rename = "_id")]
@@ -36,7 +36,7 @@ impl Passage {
 }
 
 /// One query of an evaluation set, with its instructions.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct Query {
     /// Query id.
     #[serde(rename = "_id")]
@@ -47,11 +47,15 @@ pub struct Query {
     #[serde(default)]
     pub instruction_og: String,
     /// Altered or added constraint.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instruction_changed: Option<String>,
     /// Polarity-reversed constraint.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instruction_reversed: Option<String>,
+    /// What the instruction constrains, a label for people (e.g. `source`, `format`); no
+    /// metric reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraint: Option<String>,
 }
 
 /// A text to embed, as read by `trainer embed`.
@@ -71,6 +75,30 @@ pub struct TextRecord {
 /// averages annotator votes into levels such as 0.2857); a fractional level is used as the
 /// gain in nDCG, and any level > 0 counts as relevant for the binary metrics.
 pub type Qrels = BTreeMap<String, BTreeMap<String, f64>>;
+
+/// Writes `items` as JSON lines, one per line, atomically ([`crate::atomic`]).
+pub fn write_jsonl<T: Serialize>(path: &Path, items: impl IntoIterator<Item = T>) -> Result<()> {
+    let mut file = crate::atomic::AtomicFile::create(path)?;
+    for item in items {
+        let mut line =
+            serde_json::to_vec(&item).map_err(|e| EngineError::Invalid(e.to_string()))?;
+        line.push(b'\n');
+        file.write_bytes(&line)?;
+    }
+    file.commit()
+}
+
+/// Writes judgments as BEIR TSV with its header (integer levels without a decimal point),
+/// atomically.
+pub fn write_qrels(path: &Path, qrels: &Qrels) -> Result<()> {
+    let mut text = String::from("query-id\tcorpus-id\tscore\n");
+    for (q, docs) in qrels {
+        for (d, level) in docs {
+            text.push_str(&format!("{q}\t{d}\t{level}\n"));
+        }
+    }
+    crate::atomic::write(path, text.as_bytes())
+}
 
 /// Parses JSON lines from `text`; blank lines are skipped; `path` names the file in errors.
 pub fn parse_jsonl<T: DeserializeOwned>(text: &str, path: &Path) -> Result<Vec<T>> {
@@ -391,6 +419,38 @@ impl EvalSet {
             qrels: parsed,
             candidates,
         })
+    }
+
+    /// Writes the set as a folder (formats.md §1): `corpus.jsonl`, `queries.jsonl`,
+    /// `qrels/MODE.tsv` for each mode it has, `candidates.tsv` when it has pools; each file
+    /// atomically.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let qrels_dir = dir.join("qrels");
+        std::fs::create_dir_all(&qrels_dir).map_err(|e| EngineError::io(&qrels_dir, e))?;
+        write_jsonl(&dir.join("corpus.jsonl"), &self.corpus)?;
+        write_jsonl(&dir.join("queries.jsonl"), &self.queries)?;
+        for (mode, qrels) in &self.qrels {
+            write_qrels(&qrels_dir.join(format!("{}.tsv", mode.name())), qrels)?;
+        }
+        if let Some(candidates) = &self.candidates {
+            let mut text = String::from("query-id\tcorpus-id\n");
+            for (q, docs) in candidates {
+                for d in docs {
+                    text.push_str(&format!("{q}\t{d}\n"));
+                }
+            }
+            crate::atomic::write(dir.join("candidates.tsv"), text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Each passage's row in `corpus`, by id.
+    pub fn passage_rows(&self) -> std::collections::HashMap<&str, usize> {
+        self.corpus
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.as_str(), i))
+            .collect()
     }
 
     /// Modes whose qrels are present and for which every query has an instruction.

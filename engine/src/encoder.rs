@@ -4,12 +4,13 @@
 
 use std::path::Path;
 
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::{Device, Tensor, TensorData};
 
 use crate::bert::BertModel;
 use crate::config::{ModelConfig, Pooling};
 use crate::error::{EngineError, Result};
-use crate::model_files::{ModelFiles, TOKENIZER_JSON, WEIGHTS};
+use crate::instruction::{CrossAttentionInteraction, Interaction, QueryTemplate};
+use crate::model_files::{ModelFiles, TOKENIZER_JSON};
 use crate::tokenize::{TextTokenizer, TokenBatch};
 
 /// Default number of texts per forward pass (sentence-transformers' default too).
@@ -30,6 +31,27 @@ impl Embeddings {
         Embeddings {
             dim,
             data: Vec::new(),
+        }
+    }
+
+    /// `rows` rows of zeros.
+    pub fn zeros(rows: usize, dim: usize) -> Self {
+        Embeddings {
+            dim,
+            data: vec![0.0; rows * dim],
+        }
+    }
+
+    /// Writes `values` (one row after another) into rows `rows`, L2-normalising each when
+    /// `normalize` is set.
+    pub fn set_rows(&mut self, rows: &[usize], values: &[f32], normalize: bool) {
+        let dim = self.dim;
+        for (k, &i) in rows.iter().enumerate() {
+            let dst = &mut self.data[i * dim..(i + 1) * dim];
+            dst.copy_from_slice(&values[k * dim..(k + 1) * dim]);
+            if normalize {
+                l2_normalize(dst);
+            }
         }
     }
 
@@ -75,13 +97,15 @@ pub fn l2_normalize(v: &mut [f32]) {
     }
 }
 
-/// A loaded sentence encoder.
+/// A loaded sentence encoder: tokenizer, transformer, pooling, normalisation, and how an
+/// instruction meets a query ([`Interaction`]).
 pub struct Encoder {
     model: BertModel,
     tokenizer: TextTokenizer,
     config: ModelConfig,
     device: Device,
     fingerprint: String,
+    interaction: Interaction,
     /// Texts per forward pass.
     pub batch_size: usize,
 }
@@ -92,6 +116,7 @@ impl std::fmt::Debug for Encoder {
             .field("config", &self.config)
             .field("device", &self.device)
             .field("fingerprint", &self.fingerprint)
+            .field("interaction", &self.interaction.name())
             .finish()
     }
 }
@@ -102,7 +127,10 @@ impl Encoder {
         Self::from_files(&ModelFiles::read_dir(dir)?, device)
     }
 
-    /// Builds the encoder from model files already in memory.
+    /// Builds the encoder from model files already in memory. A folder holding
+    /// `cross_attention.safetensors` (a model trained with Interaction II) joins instructions
+    /// and queries with that module; any other folder concatenates them with the default
+    /// [`QueryTemplate`].
     pub fn from_files(files: &ModelFiles, device: &Device) -> Result<Self> {
         let config = ModelConfig::from_files(files)?;
         let tokenizer = TextTokenizer::from_bytes(
@@ -110,18 +138,16 @@ impl Encoder {
             &files.path_of(TOKENIZER_JSON),
             config.max_seq_length,
         )?;
-        let model = BertModel::from_safetensors(
-            files.required(WEIGHTS, "weights in safetensors format")?,
-            &files.path_of(WEIGHTS),
-            &config.bert,
-            device,
-        )?;
+        let model = BertModel::from_files(files, &config.bert, device)?;
+        let interaction =
+            Interaction::from_files(files, config.bert.hidden_size, device)?.unwrap_or_default();
         Ok(Encoder {
             model,
             tokenizer,
             config,
             device: device.clone(),
             fingerprint: files.fingerprint(),
+            interaction,
             batch_size: DEFAULT_BATCH_SIZE,
         })
     }
@@ -156,64 +182,121 @@ impl Encoder {
         &self.fingerprint
     }
 
-    /// Embeds `texts` (native: synchronous readback).
+    /// How this encoder joins an instruction and a query.
+    pub fn interaction(&self) -> &Interaction {
+        &self.interaction
+    }
+
+    /// Replaces how instructions meet queries.
+    pub fn set_interaction(&mut self, interaction: Interaction) {
+        self.interaction = interaction;
+    }
+
+    /// Uses `template` to join instructions and queries. A model with a cross-attention
+    /// module keeps it (the template does not apply); returns whether the template is used.
+    pub fn use_template(&mut self, template: QueryTemplate) -> bool {
+        match &mut self.interaction {
+            Interaction::Concat(t) => {
+                *t = template;
+                true
+            }
+            Interaction::CrossAttention(_) => false,
+        }
+    }
+
+    /// Embeds `texts` (native: waits for the device).
     pub fn encode(&self, texts: &[&str]) -> Result<Embeddings> {
         self.encode_with_progress(texts, &mut |_, _| {})
     }
 
-    /// Embeds `texts`, calling `progress(done, total)` after each batch.
+    /// Embeds `texts`, calling `progress(done, total)` after each batch (native: waits for the
+    /// device).
     pub fn encode_with_progress(
         &self,
         texts: &[&str],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Embeddings> {
-        let plan = self.plan(texts)?;
-        let mut out = Embeddings {
-            dim: self.dim(),
-            data: vec![0.0; texts.len() * self.dim()],
-        };
-        let mut done = 0;
-        for chunk in &plan.batches {
-            let pooled = self.forward_pooled(&plan, chunk);
-            let data = pooled
-                .try_into_data()
-                .map_err(|e| backend_error(&self.device, e))?;
-            self.scatter(&mut out, chunk, &data)?;
-            done += chunk.len();
-            progress(done, texts.len());
-        }
-        Ok(out)
+        self.wait(self.encode_async(texts, progress))
     }
 
-    /// Embeds `texts` with asynchronous readback (required on WebGPU).
+    /// Embeds `texts` with asynchronous readback (required on WebGPU): the one encoding path,
+    /// which the synchronous methods wait for.
     pub async fn encode_async(
         &self,
         texts: &[&str],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Embeddings> {
-        let plan = self.plan(texts)?;
-        let mut out = Embeddings {
-            dim: self.dim(),
-            data: vec![0.0; texts.len() * self.dim()],
-        };
+        let plan = Plan::new(&self.tokenizer, texts, self.batch_size)?;
+        let mut out = Embeddings::zeros(texts.len(), self.dim());
         let mut done = 0;
-        for chunk in &plan.batches {
-            let pooled = self.forward_pooled(&plan, chunk);
-            let data = pooled
-                .into_data_async()
-                .await
-                .map_err(|e| backend_error(&self.device, e))?;
-            self.scatter(&mut out, chunk, &data)?;
-            done += chunk.len();
+        for rows in &plan.batches {
+            let batch = plan.batch(rows, self.config.bert.pad_token_id);
+            let pooled = forward_pooled(&self.model, &batch, self.config.pooling, &self.device);
+            let values = self.read_back(pooled).await?;
+            out.set_rows(rows, &values, self.config.normalize);
+            done += rows.len();
             progress(done, texts.len());
         }
         Ok(out)
     }
 
+    /// Embeds queries under their instructions, `(instruction, query)` pairs, the way this
+    /// encoder's [`Interaction`] joins them; rows are L2-normalised (cosine scores). A pair
+    /// with an empty instruction is the query alone.
+    pub fn encode_queries(&self, pairs: &[(&str, &str)]) -> Result<Embeddings> {
+        self.wait(self.encode_queries_async(pairs))
+    }
+
+    /// [`Encoder::encode_queries`] with asynchronous readback (the page).
+    pub async fn encode_queries_async(&self, pairs: &[(&str, &str)]) -> Result<Embeddings> {
+        let mut out = match &self.interaction {
+            Interaction::Concat(template) => {
+                let texts = pairs
+                    .iter()
+                    .map(|(instruction, query)| template.fit(&self.tokenizer, instruction, query))
+                    .collect::<Result<Vec<String>>>()?;
+                let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+                self.encode_async(&refs, &mut |_, _| {}).await?
+            }
+            Interaction::CrossAttention(module) => {
+                self.cross_attention_async(module, pairs).await?
+            }
+        };
+        out.normalize();
+        Ok(out)
+    }
+
+    /// Interaction II: the pairs with an instruction through `module`, in batches; the others
+    /// as plain queries.
+    async fn cross_attention_async(
+        &self,
+        module: &CrossAttentionInteraction,
+        pairs: &[(&str, &str)],
+    ) -> Result<Embeddings> {
+        let (plain, mixed): (Vec<usize>, Vec<usize>) =
+            (0..pairs.len()).partition(|&i| pairs[i].0.trim().is_empty());
+        let mut out = Embeddings::zeros(pairs.len(), self.dim());
+        let queries: Vec<&str> = plain.iter().map(|&i| pairs[i].1).collect();
+        let alone = self.encode_async(&queries, &mut |_, _| {}).await?;
+        out.set_rows(&plain, &alone.data, false);
+        for rows in mixed.chunks(self.batch_size.max(1)) {
+            let chunk: Vec<(&str, &str)> = rows.iter().map(|&i| pairs[i]).collect();
+            let pooled = module.embed(
+                &self.model,
+                &self.tokenizer,
+                self.config.bert.pad_token_id,
+                &chunk,
+            )?;
+            let values = self.read_back(pooled).await?;
+            out.set_rows(rows, &values, false);
+        }
+        Ok(out)
+    }
+
     /// Token-level hidden states of one padded batch, `[batch, seq, hidden]`, with its mask
-    /// `[batch, seq]`. Used by the cross-attention interaction and by training.
+    /// `[batch, seq]`.
     pub fn hidden_states(&self, batch: &TokenBatch) -> (Tensor<3>, Tensor<2>) {
-        let (ids, mask) = self.batch_tensors(batch);
+        let (ids, mask) = batch.tensors(&self.device);
         (self.model.forward(ids, mask.clone()), mask)
     }
 
@@ -222,52 +305,68 @@ impl Encoder {
         pool(hidden, batch, self.config.pooling, &self.device)
     }
 
-    fn batch_tensors(&self, batch: &TokenBatch) -> (Tensor<2, Int>, Tensor<2>) {
-        let shape = [batch.batch(), batch.seq];
-        let ids =
-            Tensor::<2, Int>::from_data(TensorData::new(batch.ids.clone(), shape), &self.device);
-        let mask = Tensor::<2>::from_data(TensorData::new(batch.mask.clone(), shape), &self.device);
-        (ids, mask)
+    async fn read_back(&self, pooled: Tensor<2>) -> Result<Vec<f32>> {
+        pooled
+            .into_data_async()
+            .await
+            .map_err(|e| {
+                backend_error(&self.device, format!("reading results back failed: {e:?}"))
+            })?
+            .try_to_vec::<f32>()
+            .map_err(|e| EngineError::Invalid(format!("unexpected output data: {e:?}")))
     }
 
-    fn plan(&self, texts: &[&str]) -> Result<Plan> {
-        let tokens = self.tokenizer.encode(texts)?;
-        // Longest first, so each batch pads little; the order is restored on output.
+    /// Waits for one of the async methods natively (on wasm only a device that answers at once,
+    /// the CPU, can be waited for; WebGPU must use the async methods).
+    fn wait<T>(&self, work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+        burn::tensor::try_read_sync(work).unwrap_or_else(|| {
+            Err(backend_error(
+                &self.device,
+                "this device cannot be waited for here: use the *_async methods".into(),
+            ))
+        })
+    }
+}
+
+/// Texts tokenised once and grouped into batches of similar length (longest first, so each
+/// batch pads little); outputs go back to input order by row index.
+pub(crate) struct Plan {
+    tokens: Vec<Vec<u32>>,
+    /// Row indices of each batch.
+    pub batches: Vec<Vec<usize>>,
+}
+
+impl Plan {
+    /// Tokenises `texts` with `tokenizer` (its limit truncates) into batches of `batch_size`.
+    pub fn new(tokenizer: &TextTokenizer, texts: &[&str], batch_size: usize) -> Result<Self> {
+        let tokens = tokenizer.encode(texts)?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(tokens[i].len()));
         let batches = order
-            .chunks(self.batch_size.max(1))
+            .chunks(batch_size.max(1))
             .map(|c| c.to_vec())
             .collect();
         Ok(Plan { tokens, batches })
     }
 
-    fn forward_pooled(&self, plan: &Plan, chunk: &[usize]) -> Tensor<2> {
-        let rows: Vec<&[u32]> = chunk.iter().map(|&i| plan.tokens[i].as_slice()).collect();
-        let batch = TokenBatch::pad(&rows, self.config.bert.pad_token_id);
-        let (hidden, _) = self.hidden_states(&batch);
-        self.pool(hidden, &batch)
-    }
-
-    fn scatter(&self, out: &mut Embeddings, chunk: &[usize], data: &TensorData) -> Result<()> {
-        let values: Vec<f32> = data
-            .try_to_vec::<f32>()
-            .map_err(|e| EngineError::Invalid(format!("unexpected output data: {e:?}")))?;
-        let dim = self.dim();
-        for (row, &i) in chunk.iter().enumerate() {
-            let dst = &mut out.data[i * dim..(i + 1) * dim];
-            dst.copy_from_slice(&values[row * dim..(row + 1) * dim]);
-            if self.config.normalize {
-                l2_normalize(dst);
-            }
-        }
-        Ok(())
+    /// The padded token batch of rows `rows`.
+    pub fn batch(&self, rows: &[usize], pad_id: u32) -> TokenBatch {
+        let rows: Vec<&[u32]> = rows.iter().map(|&i| self.tokens[i].as_slice()).collect();
+        TokenBatch::pad(&rows, pad_id)
     }
 }
 
-struct Plan {
-    tokens: Vec<Vec<u32>>,
-    batches: Vec<Vec<usize>>,
+/// The transformer and pooling over one padded batch: `[batch, hidden]`, not normalised. The
+/// encoder's and the training loop's one forward pass (gradients flow when `model` lives on an
+/// autodiff device).
+pub(crate) fn forward_pooled(
+    model: &BertModel,
+    batch: &TokenBatch,
+    pooling: Pooling,
+    device: &Device,
+) -> Tensor<2> {
+    let (ids, mask) = batch.tensors(device);
+    pool(model.forward(ids, mask), batch, pooling, device)
 }
 
 /// Pools token states with `pooling`, honouring the padding mask of `batch`.
@@ -278,7 +377,7 @@ pub fn pool(hidden: Tensor<3>, batch: &TokenBatch, pooling: Pooling, device: &De
     let [b, s, d] = hidden.dims();
     if pooling == Pooling::Max {
         let mask = Tensor::<2>::from_data(TensorData::new(batch.mask.clone(), [b, s]), device);
-        let bias = (mask.neg() + 1.0).mul_scalar(-1.0e9).reshape([b, s, 1]);
+        let bias = crate::bert::mask_bias(mask).reshape([b, s, 1]);
         return (hidden + bias).max_dim(1).reshape([b, d]);
     }
     let mut weights = vec![0.0f32; b * s];
@@ -300,9 +399,9 @@ pub fn pool(hidden: Tensor<3>, batch: &TokenBatch, pooling: Pooling, device: &De
     (hidden * weights).sum_dim(1).reshape([b, d])
 }
 
-fn backend_error(device: &Device, e: impl std::fmt::Debug) -> EngineError {
+fn backend_error(device: &Device, problem: String) -> EngineError {
     EngineError::Backend {
         backend: format!("{device:?}"),
-        problem: format!("reading results back failed: {e:?}"),
+        problem,
     }
 }

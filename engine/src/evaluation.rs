@@ -3,28 +3,20 @@
 //! has `candidates.tsv`, else over the whole corpus). Split into pure pieces so that the
 //! native trainer (blocking encoder) and the browser (async encoder) share them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use crate::data::{EvalSet, Mode};
+use crate::data::{EvalSet, Mode, Passage};
 use crate::encoder::{Embeddings, Encoder};
 use crate::error::{EngineError, Result};
-use crate::instruction::QueryTemplate;
 use crate::metrics::Run;
 use crate::retrieval;
 
 /// Documents kept per query in full-corpus retrieval (MAP@1000 needs 1000).
 pub const DEFAULT_RUN_DEPTH: usize = 1000;
 
-/// The encoder input of every query in `mode`: the template applied to the mode's instruction
-/// and the query within the tokenizer's limit ([`QueryTemplate::fit`]), or the query alone
-/// when `no_instruction` is set (the baseline) or the instruction is empty.
-pub fn query_texts(
-    set: &EvalSet,
-    mode: Mode,
-    template: &QueryTemplate,
-    tokenizer: &crate::tokenize::TextTokenizer,
-    no_instruction: bool,
-) -> Result<Vec<String>> {
+/// The `(instruction, query)` pair of every query in `mode`: the mode's instruction, or none
+/// when `no_instruction` is set (the baseline). [`Encoder::encode_queries`] joins them.
+pub fn query_pairs(set: &EvalSet, mode: Mode, no_instruction: bool) -> Result<Vec<(&str, &str)>> {
     set.queries
         .iter()
         .map(|q| {
@@ -35,11 +27,10 @@ pub fn query_texts(
                     mode.name()
                 ))
             })?;
-            if no_instruction {
-                Ok(q.text.clone())
-            } else {
-                template.fit(tokenizer, instruction, &q.text)
-            }
+            Ok((
+                if no_instruction { "" } else { instruction },
+                q.text.as_str(),
+            ))
         })
         .collect()
 }
@@ -56,12 +47,7 @@ pub fn rank(
     let mut run = Run::new();
     match &set.candidates {
         Some(candidates) => {
-            let position: HashMap<&str, usize> = set
-                .corpus
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (p.id.as_str(), i))
-                .collect();
+            let position = set.passage_rows();
             for (qi, q) in set.queries.iter().enumerate() {
                 let Some(list) = candidates.get(&q.id) else {
                     run.add_empty_query(&q.id);
@@ -122,14 +108,10 @@ pub enum CacheOutcome {
     Replaced,
 }
 
-/// The cache file for `set`'s passages under `encoder`: `passages-<key>.index` in `dir`, where
-/// the key hashes the model fingerprint, the maximum sequence length and every passage id and
-/// text, so that any change to the model or the corpus gives a different file.
-pub fn passage_cache_path(
-    encoder: &Encoder,
-    set: &EvalSet,
-    dir: &std::path::Path,
-) -> std::path::PathBuf {
+/// The key of `corpus`'s embeddings by `encoder`: a hash of the model fingerprint, the
+/// maximum sequence length and every passage id and text, so that any change to the model or
+/// the corpus gives another key. Native caches and the page's browser cache both use it.
+pub fn passage_cache_key(encoder: &Encoder, corpus: &[Passage]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     let mut field = |bytes: &[u8]| {
@@ -138,15 +120,42 @@ pub fn passage_cache_path(
     };
     field(encoder.fingerprint().as_bytes());
     field(&(encoder.config().max_seq_length as u64).to_le_bytes());
-    for p in &set.corpus {
+    for p in corpus {
         field(p.id.as_bytes());
         field(p.encoder_text().as_bytes());
     }
-    let key: String = h.finalize()[..8]
+    h.finalize()[..8]
         .iter()
         .map(|b| format!("{b:02x}"))
-        .collect();
-    dir.join(format!("passages-{key}.index"))
+        .collect()
+}
+
+/// The cache file for `set`'s passages under `encoder`: `passages-<key>.index` in `dir`
+/// ([`passage_cache_key`]).
+pub fn passage_cache_path(
+    encoder: &Encoder,
+    set: &EvalSet,
+    dir: &std::path::Path,
+) -> std::path::PathBuf {
+    dir.join(format!(
+        "passages-{}.index",
+        passage_cache_key(encoder, &set.corpus)
+    ))
+}
+
+/// The embeddings of `corpus` by `encoder` read from an index, or None unless the index holds
+/// exactly them (same model, width and ids in order): a cache is never trusted blindly.
+pub fn passages_from_index<R: std::io::Read>(
+    reader: retrieval::IndexReader<R>,
+    encoder: &Encoder,
+    corpus: &[Passage],
+) -> Option<Embeddings> {
+    reader.check_model(encoder.fingerprint()).ok()?;
+    let (header, e) = reader.read_all().ok()?;
+    (header.dim == encoder.dim()
+        && header.ids.len() == corpus.len()
+        && header.ids.iter().zip(corpus).all(|(a, p)| *a == p.id))
+    .then_some(e)
 }
 
 /// [`encode_passages`] with an on-disk cache in `dir` (the index format of
@@ -162,19 +171,12 @@ pub fn encode_passages_cached(
     let path = passage_cache_path(encoder, set, dir);
     let mut outcome = CacheOutcome::Miss;
     if path.exists() {
-        let cached = retrieval::IndexReader::open(&path).and_then(|r| {
-            r.check_model(encoder.fingerprint())?;
-            r.read_all()
-        });
+        let cached = retrieval::IndexReader::open(&path)
+            .ok()
+            .and_then(|r| passages_from_index(r, encoder, &set.corpus));
         match cached {
-            Ok((header, e))
-                if header.dim == encoder.dim()
-                    && header.ids.len() == set.corpus.len()
-                    && header.ids.iter().zip(&set.corpus).all(|(a, p)| *a == p.id) =>
-            {
-                return Ok((e, CacheOutcome::Hit));
-            }
-            _ => outcome = CacheOutcome::Replaced,
+            Some(e) => return Ok((e, CacheOutcome::Hit)),
+            None => outcome = CacheOutcome::Replaced,
         }
     }
     let e = encode_passages(encoder, set, progress)?;
@@ -184,21 +186,19 @@ pub fn encode_passages_cached(
     Ok((e, outcome))
 }
 
-/// Encodes and ranks every mode the set supports: one run per mode.
+/// Encodes and ranks every mode the set supports: one run per mode. Queries meet their
+/// instructions the way the encoder's [`crate::instruction::Interaction`] says.
 pub fn runs(
     encoder: &Encoder,
     set: &EvalSet,
     passages: &Embeddings,
-    template: &QueryTemplate,
     no_instruction: bool,
     depth: usize,
 ) -> Result<BTreeMap<Mode, Run>> {
     let mut out = BTreeMap::new();
     for mode in set.modes() {
-        let texts = query_texts(set, mode, template, encoder.tokenizer(), no_instruction)?;
-        let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-        let mut q = encoder.encode(&refs)?;
-        q.normalize();
+        let pairs = query_pairs(set, mode, no_instruction)?;
+        let q = encoder.encode_queries(&pairs)?;
         out.insert(mode, rank(set, passages, &q, depth)?);
     }
     Ok(out)

@@ -15,9 +15,9 @@ use burn::nn::Linear;
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
 
-use crate::bert::WeightReader;
-use crate::encoder::{Embeddings, Encoder};
+use crate::bert::{BertModel, WeightReader};
 use crate::error::{EngineError, Result};
+use crate::model_files::{ModelFiles, CROSS_ATTENTION_WEIGHTS};
 use crate::tokenize::{TextTokenizer, TokenBatch};
 
 /// Joins an instruction and a query into the text the encoder sees.
@@ -106,6 +106,23 @@ impl Default for QueryTemplate {
     }
 }
 
+impl std::fmt::Display for QueryTemplate {
+    /// The preset's name, or the pattern with newlines written `\n` (what `FromStr` reads).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let presets = [
+            ("instruction-first", Self::instruction_first()),
+            ("query-first", Self::query_first()),
+            ("instruct", Self::instruct_query()),
+        ];
+        match presets.iter().find(|(_, t)| t == self) {
+            Some((name, _)) => f.write_str(name),
+            None => f.write_str(&self.pattern.replace('\n', "\\n")),
+        }
+    }
+}
+
+serde_as_text!(QueryTemplate);
+
 impl FromStr for QueryTemplate {
     type Err = EngineError;
 
@@ -126,6 +143,47 @@ impl FromStr for QueryTemplate {
         Ok(QueryTemplate {
             pattern: s.replace("\\n", "\n"),
         })
+    }
+}
+
+/// How an encoder joins an instruction and a query.
+#[derive(Debug)]
+pub enum Interaction {
+    /// Interaction I: one text through a template (the default).
+    Concat(QueryTemplate),
+    /// Interaction II: the trained cross-attention module.
+    CrossAttention(Box<CrossAttentionInteraction>),
+}
+
+impl Default for Interaction {
+    fn default() -> Self {
+        Interaction::Concat(QueryTemplate::default())
+    }
+}
+
+impl Interaction {
+    /// The module a model folder carries (`cross_attention.safetensors`), if any.
+    pub fn from_files(files: &ModelFiles, dim: usize, device: &Device) -> Result<Option<Self>> {
+        files
+            .get(CROSS_ATTENTION_WEIGHTS)
+            .map(|bytes| {
+                CrossAttentionInteraction::from_safetensors(
+                    bytes,
+                    &files.path_of(CROSS_ATTENTION_WEIGHTS),
+                    dim,
+                    device,
+                )
+                .map(|module| Interaction::CrossAttention(Box::new(module)))
+            })
+            .transpose()
+    }
+
+    /// `concat` or `cross-attention`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Interaction::Concat(_) => "concat",
+            Interaction::CrossAttention(_) => "cross-attention",
+        }
     }
 }
 
@@ -207,6 +265,29 @@ impl CrossAttentionInteraction {
         crate::safetensors_io::write_f32(&tensors)
     }
 
+    /// The pooled vectors `[pairs, d]` of `(instruction, query)` pairs, every instruction
+    /// non-empty, not normalised: both texts through `model` (truncated by `tokenizer`), then
+    /// [`Self::forward`]. Gradients flow into `model` and the module on an autodiff device;
+    /// the encoder reads the result back, the training loop differentiates it.
+    pub fn embed(
+        &self,
+        model: &BertModel,
+        tokenizer: &TextTokenizer,
+        pad_id: u32,
+        pairs: &[(&str, &str)],
+    ) -> Result<Tensor<2>> {
+        let device = self.w_i.weight.val().device();
+        let states = |texts: Vec<&str>| -> Result<(Tensor<3>, Tensor<2>)> {
+            let tokens = tokenizer.encode(&texts)?;
+            let rows: Vec<&[u32]> = tokens.iter().map(|t| t.as_slice()).collect();
+            let (ids, mask) = TokenBatch::pad(&rows, pad_id).tensors(&device);
+            Ok((model.forward(ids, mask.clone()), mask))
+        };
+        let (hi, mi) = states(pairs.iter().map(|p| p.0).collect())?;
+        let (hq, mq) = states(pairs.iter().map(|p| p.1).collect())?;
+        Ok(self.forward(hi, mi, hq, mq))
+    }
+
     /// `instruction`: `[b, li, d]` with mask `[b, li]`; `query`: `[b, lq, d]` with mask
     /// `[b, lq]`. Returns the pooled instruction-aware query vectors `[b, d]`.
     pub fn forward(
@@ -221,9 +302,7 @@ impl CrossAttentionInteraction {
         let q = self.w_i.forward(instruction);
         let k = self.w_q1.forward(query.clone());
         let v = self.w_q2.forward(query);
-        let bias = (query_mask.neg() + 1.0)
-            .mul_scalar(-1.0e9)
-            .reshape([b, 1, lq]);
+        let bias = crate::bert::mask_bias(query_mask).reshape([b, 1, lq]);
         let scores = q.matmul(k.transpose()).mul_scalar(1.0 / (d as f64).sqrt()) + bias;
         let mixed = softmax(scores, 2).matmul(v);
         let len = instruction_mask
@@ -233,56 +312,5 @@ impl CrossAttentionInteraction {
             .reshape([b, 1]);
         let weights = instruction_mask.reshape([b, li, 1]);
         (mixed * weights).sum_dim(1).reshape([b, d]) / len
-    }
-}
-
-impl Encoder {
-    /// Embeds (instruction, query) pairs with the cross-attention interaction. Pairs with an
-    /// empty instruction fall back to the plain query embedding.
-    pub fn encode_cross_attention(
-        &self,
-        module: &CrossAttentionInteraction,
-        pairs: &[(&str, &str)],
-    ) -> Result<Embeddings> {
-        let dim = self.dim();
-        let mut out = Embeddings {
-            dim,
-            data: vec![0.0; pairs.len() * dim],
-        };
-        let plain: Vec<usize> = (0..pairs.len())
-            .filter(|&i| pairs[i].0.trim().is_empty())
-            .collect();
-        if !plain.is_empty() {
-            let texts: Vec<&str> = plain.iter().map(|&i| pairs[i].1).collect();
-            let e = self.encode(&texts)?;
-            for (row, &i) in plain.iter().enumerate() {
-                out.data[i * dim..(i + 1) * dim].copy_from_slice(e.row(row));
-            }
-        }
-        let mixed: Vec<usize> = (0..pairs.len())
-            .filter(|&i| !pairs[i].0.trim().is_empty())
-            .collect();
-        for chunk in mixed.chunks(self.batch_size.max(1)) {
-            let instr: Vec<&str> = chunk.iter().map(|&i| pairs[i].0).collect();
-            let query: Vec<&str> = chunk.iter().map(|&i| pairs[i].1).collect();
-            let pad = self.config().bert.pad_token_id;
-            let ti = self.tokenizer().encode(&instr)?;
-            let tq = self.tokenizer().encode(&query)?;
-            let bi = TokenBatch::pad(&ti.iter().map(|v| v.as_slice()).collect::<Vec<_>>(), pad);
-            let bq = TokenBatch::pad(&tq.iter().map(|v| v.as_slice()).collect::<Vec<_>>(), pad);
-            let (hi, mi) = self.hidden_states(&bi);
-            let (hq, mq) = self.hidden_states(&bq);
-            let pooled = module.forward(hi, mi, hq, mq);
-            let values: Vec<f32> = pooled
-                .into_data()
-                .try_to_vec::<f32>()
-                .map_err(|e| EngineError::Invalid(format!("{e:?}")))?;
-            for (row, &i) in chunk.iter().enumerate() {
-                let dst = &mut out.data[i * dim..(i + 1) * dim];
-                dst.copy_from_slice(&values[row * dim..(row + 1) * dim]);
-                crate::encoder::l2_normalize(dst);
-            }
-        }
-        Ok(out)
     }
 }

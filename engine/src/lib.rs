@@ -27,6 +27,31 @@
 
 #![deny(missing_docs)]
 
+/// Serialises a type as its `Display` text and deserialises it with `FromStr`, so settings
+/// files hold the same words as the command line (`"cpu"`, `"multi-p-i"`).
+macro_rules! serde_as_text {
+    ($t:ty) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(
+                d: D,
+            ) -> std::result::Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+pub mod atomic;
 pub mod backend;
 pub mod bert;
 pub mod config;

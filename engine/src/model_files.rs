@@ -156,9 +156,7 @@ impl ModelFiles {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| EngineError::io(parent, e))?;
             }
-            let partial = path.with_extension("partial");
-            std::fs::write(&partial, bytes).map_err(|e| EngineError::io(&partial, e))?;
-            std::fs::rename(&partial, &path).map_err(|e| EngineError::io(&path, e))?;
+            crate::atomic::write(&path, bytes)?;
         }
         Ok(())
     }

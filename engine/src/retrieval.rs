@@ -8,11 +8,12 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::atomic::AtomicFile;
 use crate::encoder::Embeddings;
 use crate::error::{EngineError, Result};
 
@@ -159,7 +160,7 @@ pub struct IndexHeader {
 }
 
 /// Writes an index file: magic, header length (u64 LE), JSON header, then `count x dim` f32 LE
-/// values (L2-normalised). The file appears atomically (written beside, then renamed).
+/// values (L2-normalised). The file appears atomically ([`crate::atomic`]).
 pub fn write_index(
     path: &Path,
     model: &str,
@@ -171,13 +172,25 @@ pub fn write_index(
     writer.finish()
 }
 
+/// The bytes of an index file, in memory (the page's embedding cache keeps these).
+pub fn index_bytes(model: &str, ids: &[String], embeddings: &Embeddings) -> Result<Vec<u8>> {
+    let mut writer = IndexWriter::to_memory(model, embeddings.dim, ids.to_vec())?;
+    writer.append(&embeddings.data)?;
+    writer.into_bytes()
+}
+
+/// Where an [`IndexWriter`]'s bytes go.
+#[derive(Debug)]
+enum Sink {
+    File(AtomicFile),
+    Memory(Vec<u8>),
+}
+
 /// Streams rows into a new index file, so a large corpus is never held in memory at once.
 /// Nothing appears at `path` until [`IndexWriter::finish`] succeeds.
 #[derive(Debug)]
 pub struct IndexWriter {
-    path: PathBuf,
-    tmp: PathBuf,
-    writer: BufWriter<File>,
+    sink: Sink,
     dim: usize,
     expected_rows: usize,
     rows: usize,
@@ -186,6 +199,15 @@ pub struct IndexWriter {
 impl IndexWriter {
     /// Starts an index of `ids.len()` rows of width `dim` made by `model`.
     pub fn create(path: &Path, model: &str, dim: usize, ids: Vec<String>) -> Result<Self> {
+        Self::start(Sink::File(AtomicFile::create(path)?), model, dim, ids)
+    }
+
+    /// Starts an index held in memory ([`IndexWriter::into_bytes`]).
+    pub fn to_memory(model: &str, dim: usize, ids: Vec<String>) -> Result<Self> {
+        Self::start(Sink::Memory(Vec::new()), model, dim, ids)
+    }
+
+    fn start(sink: Sink, model: &str, dim: usize, ids: Vec<String>) -> Result<Self> {
         let expected_rows = ids.len();
         let header = serde_json::to_vec(&IndexHeader {
             model: model.to_string(),
@@ -193,22 +215,26 @@ impl IndexWriter {
             ids,
         })
         .map_err(|e| EngineError::Invalid(e.to_string()))?;
-        let tmp = tmp_path(path);
-        let io = |e| EngineError::io(&tmp, e);
-        let mut writer = BufWriter::new(File::create(&tmp).map_err(io)?);
-        writer.write_all(MAGIC).map_err(io)?;
-        writer
-            .write_all(&(header.len() as u64).to_le_bytes())
-            .map_err(io)?;
-        writer.write_all(&header).map_err(io)?;
-        Ok(IndexWriter {
-            path: path.to_path_buf(),
-            tmp,
-            writer,
+        let mut writer = IndexWriter {
+            sink,
             dim,
             expected_rows,
             rows: 0,
-        })
+        };
+        writer.write(MAGIC)?;
+        writer.write(&(header.len() as u64).to_le_bytes())?;
+        writer.write(&header)?;
+        Ok(writer)
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match &mut self.sink {
+            Sink::File(file) => file.write_bytes(bytes),
+            Sink::Memory(buf) => {
+                buf.extend_from_slice(bytes);
+                Ok(())
+            }
+        }
     }
 
     /// Appends rows (row-major, `dim` wide); each is L2-normalised on the way.
@@ -232,57 +258,75 @@ impl IndexWriter {
                 buf.extend_from_slice(&v.to_le_bytes());
             }
         }
-        self.writer
-            .write_all(&buf)
-            .map_err(|e| EngineError::io(&self.tmp, e))?;
+        self.write(&buf)?;
         self.rows += rows.len() / dim;
         Ok(())
     }
 
-    /// Flushes, checks the row count and moves the file into place.
-    pub fn finish(self) -> Result<()> {
+    fn check_complete(&self) -> Result<()> {
         if self.rows != self.expected_rows {
             return Err(EngineError::Invalid(format!(
                 "index has {} rows but {} ids",
                 self.rows, self.expected_rows
             )));
         }
-        let tmp = self.tmp.clone();
-        self.writer
-            .into_inner()
-            .map_err(|e| EngineError::io(&tmp, e.into_error()))?
-            .sync_all()
-            .map_err(|e| EngineError::io(&tmp, e))?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| EngineError::io(&self.path, e))
+        Ok(())
+    }
+
+    /// Checks the row count and moves the file into place (for a file index).
+    pub fn finish(self) -> Result<()> {
+        self.check_complete()?;
+        match self.sink {
+            Sink::File(file) => file.commit(),
+            Sink::Memory(_) => Ok(()),
+        }
+    }
+
+    /// Checks the row count and returns the bytes (for an index in memory; a file index
+    /// returns no bytes).
+    pub fn into_bytes(self) -> Result<Vec<u8>> {
+        self.check_complete()?;
+        match self.sink {
+            Sink::File(file) => Err(EngineError::Invalid(format!(
+                "{}: a file index has no bytes in memory",
+                file.path().display()
+            ))),
+            Sink::Memory(buf) => Ok(buf),
+        }
     }
 }
 
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(".partial");
-    path.with_file_name(name)
-}
-
-/// Streams the rows of an index file.
+/// Streams the rows of an index: from a file ([`IndexReader::open`]) or from bytes
+/// ([`IndexReader::from_bytes`]).
 #[derive(Debug)]
-pub struct IndexReader {
+pub struct IndexReader<R = BufReader<File>> {
     path: PathBuf,
     /// The header.
     pub header: IndexHeader,
-    reader: BufReader<File>,
+    reader: R,
     next_row: usize,
 }
 
 impl IndexReader {
-    /// Opens an index and checks that its size matches its header.
+    /// Opens an index file and checks that its size matches its header.
     pub fn open(path: &Path) -> Result<Self> {
-        let bad = |problem: String| EngineError::data(path, 0, problem);
         let file = File::open(path).map_err(|e| EngineError::io(path, e))?;
         let size = file.metadata().map_err(|e| EngineError::io(path, e))?.len();
-        let mut reader = BufReader::new(file);
+        Self::read_header(path, BufReader::new(file), size)
+    }
+}
+
+impl<'a> IndexReader<&'a [u8]> {
+    /// Reads an index held in memory; `name` stands for the file in errors.
+    pub fn from_bytes(name: &Path, bytes: &'a [u8]) -> Result<Self> {
+        Self::read_header(name, bytes, bytes.len() as u64)
+    }
+}
+
+impl<R: Read> IndexReader<R> {
+    /// Reads and checks the header of an index of `size` bytes.
+    fn read_header(path: &Path, mut reader: R, size: u64) -> Result<Self> {
+        let bad = |problem: String| EngineError::data(path, 0, problem);
         let mut magic = [0u8; 8];
         reader
             .read_exact(&mut magic)

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use burn::tensor::{Device, Int, Tensor, TensorData};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use crate::error::{EngineError, Result};
@@ -138,5 +139,13 @@ impl TokenBatch {
     /// Number of rows.
     pub fn batch(&self) -> usize {
         self.lens.len()
+    }
+
+    /// The token ids `[batch, seq]` and the 0/1 mask `[batch, seq]` on `device`.
+    pub fn tensors(&self, device: &Device) -> (Tensor<2, Int>, Tensor<2>) {
+        let shape = [self.batch(), self.seq];
+        let ids = Tensor::<2, Int>::from_data(TensorData::new(self.ids.clone(), shape), device);
+        let mask = Tensor::<2>::from_data(TensorData::new(self.mask.clone(), shape), device);
+        (ids, mask)
     }
 }

@@ -4,7 +4,7 @@
 //! test instead of skipping it.
 #![cfg(feature = "wgpu")]
 
-mod common;
+use crate::common;
 
 use engine::{BackendKind, Encoder};
 

@@ -19,6 +19,22 @@ pub fn model_dir() -> PathBuf {
     dir
 }
 
+/// A tiny BERT shape (vocabulary 50, width 8, 2 heads) with `layers` layers.
+pub fn tiny_config(layers: usize) -> engine::BertConfig {
+    engine::BertConfig {
+        vocab_size: 50,
+        hidden_size: 8,
+        num_hidden_layers: layers,
+        num_attention_heads: 2,
+        intermediate_size: 16,
+        max_position_embeddings: 16,
+        type_vocab_size: 2,
+        layer_norm_eps: 1e-12,
+        hidden_act: engine::config::Activation::Gelu,
+        pad_token_id: 0,
+    }
+}
+
 /// The default model on the CPU backend.
 pub fn cpu_encoder() -> Encoder {
     Encoder::load(model_dir(), &Device::flex()).expect("load default model")

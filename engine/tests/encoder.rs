@@ -2,7 +2,7 @@
 //! in attention and pooling, every pooling mode, and clear errors for broken model folders.
 //! Random models are checked against a naive f64 re-implementation of BERT written here.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

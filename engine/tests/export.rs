@@ -1,7 +1,7 @@
 //! The web form of a model: F16 weights, half the size, embeddings within cosine 0.999 of the
 //! f32 model (the bound) on the demo corpus and the parity texts.
 
-mod common;
+use crate::common;
 
 use engine::{Device, Encoder, ModelFiles};
 

@@ -8,7 +8,7 @@
 //! run, so a fixed crash stays fixed.
 //!
 //! `IFIR_FUZZ_SECS` sets the time per target (default 1 s: the smoke in the test command).
-//! `IFIR_FUZZ_SECS=600 cargo test --release -p engine --test fuzz -- --test-threads 1` is the
+//! `IFIR_FUZZ_SECS=600 cargo test --release -p engine --test tests fuzz:: -- --test-threads 1` is the
 //! long run; its figures are in tests/README.md.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -289,18 +289,7 @@ fn fuzz_training_records() {
 #[test]
 fn fuzz_config_json_and_safetensors() {
     let config_path = Path::new("model/config.json");
-    let config = BertConfig {
-        vocab_size: 50,
-        hidden_size: 8,
-        num_hidden_layers: 1,
-        num_attention_heads: 2,
-        intermediate_size: 16,
-        max_position_embeddings: 16,
-        type_vocab_size: 2,
-        layer_norm_eps: 1e-12,
-        hidden_act: engine::config::Activation::Gelu,
-        pad_token_id: 0,
-    };
+    let config = crate::common::tiny_config(1);
     let config_json = config.to_json().into_bytes();
     fuzz(Target {
         name: "config-json",

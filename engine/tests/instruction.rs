@@ -1,9 +1,10 @@
 //! Instruction-query interaction: templates and the cross-attention module.
 
-mod common;
+use crate::common;
 
 use engine::instruction::{CrossAttentionInteraction, QueryTemplate};
-use engine::Device;
+use engine::model_files::CROSS_ATTENTION_WEIGHTS;
+use engine::{Device, Encoder, ModelFiles};
 
 #[test]
 fn templates_join_instruction_and_query() {
@@ -43,22 +44,30 @@ fn templates_join_instruction_and_query() {
     );
 }
 
+/// The default model's files with a cross-attention module beside them.
+fn encoder_with_cross_attention(module: &CrossAttentionInteraction) -> Encoder {
+    let mut files = ModelFiles::read_dir(common::model_dir()).unwrap();
+    files.insert(CROSS_ATTENTION_WEIGHTS, module.to_safetensors().unwrap());
+    Encoder::from_files(&files, &Device::flex()).unwrap()
+}
+
 #[test]
 fn cross_attention_uses_the_instruction_and_round_trips_its_weights() {
-    let enc = common::cpu_encoder();
     let device = Device::flex();
-    let module = CrossAttentionInteraction::identity(enc.dim(), &device);
+    let plain_encoder = common::cpu_encoder();
+    assert_eq!(plain_encoder.interaction().name(), "concat");
+    let module = CrossAttentionInteraction::identity(plain_encoder.dim(), &device);
+    let mut enc = encoder_with_cross_attention(&module);
+    assert_eq!(enc.interaction().name(), "cross-attention");
+    // A template does not replace a trained module.
+    assert!(!enc.use_template(QueryTemplate::query_first()));
     let q = "sourdough bread recipe";
-    let out = enc
-        .encode_cross_attention(
-            &module,
-            &[
-                ("Only forum posts.", q),
-                ("Only news articles from 2019.", q),
-                ("", q),
-            ],
-        )
-        .unwrap();
+    let pairs = [
+        ("Only forum posts.", q),
+        ("Only news articles from 2019.", q),
+        ("", q),
+    ];
+    let out = enc.encode_queries(&pairs).unwrap();
     assert_eq!(out.len(), 3);
     for i in 0..3 {
         let norm: f32 = out.row(i).iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -70,17 +79,42 @@ fn cross_attention_uses_the_instruction_and_round_trips_its_weights() {
         "different instructions give different vectors ({c01})"
     );
     // Empty instruction: the plain query embedding.
-    let plain = enc.encode(&[q]).unwrap();
+    let plain = plain_encoder.encode(&[q]).unwrap();
     assert!(common::cosine(out.row(2), plain.row(0)) > 0.999999);
-    // The mixture stays close to the query (identity projections mix query token states).
+    // The mixture stays close to the query (identity projections mix query token states),
+    // and it is not what concatenation gives.
     assert!(common::cosine(out.row(0), plain.row(0)) > 0.5);
+    let concat = plain_encoder.encode_queries(&pairs[..1]).unwrap();
+    assert!(common::cosine(out.row(0), concat.row(0)) < 0.9999);
+
+    // Batching does not change a pair's vector (padding is masked).
+    let alone = enc.encode_queries(&pairs[1..2]).unwrap();
+    assert!(common::cosine(alone.row(0), out.row(1)) > 0.999999);
+
+    // The training loop's differentiable path gives the encoder's vectors.
+    let trained = engine::training::embed_cross_attention(
+        enc.model(),
+        &module,
+        enc.tokenizer(),
+        enc.config().bert.pad_token_id,
+        enc.config().pooling,
+        &pairs,
+    )
+    .unwrap()
+    .into_data()
+    .try_to_vec::<f32>()
+    .unwrap();
+    for i in 0..3 {
+        let row = &trained[i * enc.dim()..(i + 1) * enc.dim()];
+        assert!(common::cosine(row, out.row(i)) > 0.99999, "row {i}");
+    }
 
     let bytes = module.to_safetensors().unwrap();
     let path = std::path::Path::new("cross_attention.safetensors");
     let loaded =
         CrossAttentionInteraction::from_safetensors(&bytes, path, enc.dim(), &device).unwrap();
-    let again = enc
-        .encode_cross_attention(&loaded, &[("Only forum posts.", q)])
+    let again = encoder_with_cross_attention(&loaded)
+        .encode_queries(&pairs[..1])
         .unwrap();
     assert!(common::cosine(again.row(0), out.row(0)) > 0.9999999);
     let err = CrossAttentionInteraction::from_safetensors(&bytes, path, 128, &device)

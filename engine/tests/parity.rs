@@ -2,9 +2,7 @@
 //! emoji, whitespace oddities, literal special tokens) must match the golden file written by
 //! `tests/golden/make_golden.py` with cosine >= 0.9999 each.
 
-mod common;
-
-use common::{cosine, cpu_encoder, golden};
+use crate::common::{cosine, cpu_encoder, golden};
 
 #[test]
 fn embeddings_match_sentence_transformers() {

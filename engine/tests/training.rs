@@ -516,18 +516,7 @@ fn instruction_sampling_keeps_the_anchor_and_its_siblings() {
 
 #[test]
 fn random_model_round_trips_through_safetensors() {
-    let config = engine::BertConfig {
-        vocab_size: 50,
-        hidden_size: 8,
-        num_hidden_layers: 2,
-        num_attention_heads: 2,
-        intermediate_size: 16,
-        max_position_embeddings: 16,
-        type_vocab_size: 2,
-        layer_norm_eps: 1e-12,
-        hidden_act: engine::config::Activation::Gelu,
-        pad_token_id: 0,
-    };
+    let config = crate::common::tiny_config(2);
     let device = Device::flex();
     let a = engine::bert::BertModel::random(&config, 3, &device).unwrap();
     let bytes = a.to_safetensors(None).unwrap();

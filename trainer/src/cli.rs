@@ -116,8 +116,8 @@ pub struct IndexArgs {
 pub struct TemplateArgs {
     /// How instruction and query are joined: instruction-first (default, "{instruction} {query}"),
     /// query-first, instruct, or a pattern containing {query} and {instruction}.
-    #[arg(long, default_value = "instruction-first")]
-    pub template: String,
+    #[arg(long, default_value = "instruction-first", value_parser = parse_template)]
+    pub template: engine::QueryTemplate,
 }
 
 /// `trainer search`.
@@ -190,9 +190,8 @@ pub struct EvalArgs {
     /// Comma-separated metrics, e.g. ndcg@10,map@1000,mrr@10,recall@100,p@10.
     #[arg(long)]
     pub metrics: Option<String>,
-    /// Template joining instruction and query (see `trainer search --help`).
-    #[arg(long, default_value = "instruction-first")]
-    pub template: String,
+    #[command(flatten)]
+    pub template: TemplateArgs,
     /// Encode the query alone in every mode (the no-instruction baseline).
     #[arg(long)]
     pub no_instruction: bool,
@@ -264,10 +263,22 @@ impl ModelArgs {
 }
 
 impl TemplateArgs {
-    /// The parsed template.
-    pub fn template(&self) -> anyhow::Result<engine::QueryTemplate> {
-        Ok(self.template.parse()?)
+    /// Joins `encoder`'s instructions and queries with the template; a model trained with
+    /// cross-attention keeps its module, and says so when a template other than the default
+    /// was asked for.
+    pub fn apply(&self, encoder: &mut engine::Encoder) {
+        let custom = self.template != engine::QueryTemplate::default();
+        if !encoder.use_template(self.template.clone()) && custom {
+            eprintln!(
+                "note: the model joins instruction and query with its cross-attention module \
+                 (cross_attention.safetensors); --template is not used"
+            );
+        }
     }
+}
+
+fn parse_template(text: &str) -> Result<engine::QueryTemplate, String> {
+    text.parse().map_err(|e: engine::EngineError| e.to_string())
 }
 
 /// A count that must be at least 1 (`--batch-size`, `--top-k`): 0 would silently mean 1 or

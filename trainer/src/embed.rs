@@ -1,8 +1,5 @@
 //! `trainer embed`: JSONL texts in, JSONL embeddings out, in input order.
 
-use std::io::Write;
-
-use anyhow::Context;
 use engine::data::{blank_lines_inside, check_unique, parse_jsonl, read_text, TextRecord};
 
 use crate::cli::EmbedArgs;
@@ -31,21 +28,14 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
     let embeddings =
         encoder.encode_with_progress(&texts, &mut |done, _| bar.set_position(done as u64))?;
     bar.finish_and_clear();
-    // Write beside the target, then rename: an interrupted run never leaves a partial file.
-    let tmp = args.output.with_extension("jsonl.partial");
-    {
-        let file = std::fs::File::create(&tmp)
-            .with_context(|| format!("{}: cannot create", tmp.display()))?;
-        let mut w = std::io::BufWriter::new(file);
-        for (record, row) in records.iter().zip(embeddings.rows()) {
-            let line = serde_json::json!({"_id": record.id, "embedding": row});
-            writeln!(w, "{line}").with_context(|| format!("{}: write failed", tmp.display()))?;
-        }
-        w.flush()
-            .with_context(|| format!("{}: write failed", tmp.display()))?;
-    }
-    std::fs::rename(&tmp, &args.output)
-        .with_context(|| format!("{}: cannot write", args.output.display()))?;
+    // Atomic: an interrupted run never leaves a partial file.
+    engine::data::write_jsonl(
+        &args.output,
+        records
+            .iter()
+            .zip(embeddings.rows())
+            .map(|(record, row)| serde_json::json!({"_id": record.id, "embedding": row})),
+    )?;
     eprintln!(
         "embedded {} texts ({} dims) into {}",
         records.len(),

@@ -225,7 +225,7 @@ fn warn_coverage(qrels: &engine::data::Qrels, run: &Run, qrels_path: &Path, run_
     }
 }
 
-/// `trainer eval`.
+/// `trainer eval`: one of its forms, then the reports written, compared or printed.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let wise = WiseConfig {
         k: 20,
@@ -238,84 +238,12 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         let (ra, rb) = (read_report(a)?, read_report(b)?);
         return print_comparison(&ra, &rb, args.permutations, args.json);
     }
-    let mut reports = Vec::new();
-    let mut single_run = false;
-    if let Some(qrels_path) = &args.qrels {
-        if args.set.is_some() {
-            bail!("give either --qrels (with --run FILE) or --set, not both");
-        }
-        if args.run.is_empty() {
-            bail!("--qrels needs --run FILE (a TREC run)");
-        }
-        let qrels = engine::data::read_qrels(qrels_path)?;
-        if qrels.is_empty() {
-            bail!("{}: no judgment in the file", qrels_path.display());
-        }
-        let (names, metrics) = metric_names(args.metrics.as_deref(), RUN_DEFAULT_METRICS)?;
-        for spec in &args.run {
-            let path = PathBuf::from(spec);
-            let run = Run::read_trec(&path)?;
-            if run.is_empty() {
-                bail!("{}: no result line in the run", path.display());
-            }
-            warn_coverage(&qrels, &run, qrels_path, &path);
-            let eval = evaluate(&qrels, &run, &metrics, QuerySet::Judged);
-            reports.push(Report::from_evaluation(
-                path.display().to_string(),
-                &names,
-                "run",
-                &eval,
-            ));
-        }
-        single_run = true;
-    } else if let Some(set_dir) = &args.set {
-        let set = EvalSet::load(set_dir)?;
-        let (names, metrics) = metric_names(args.metrics.as_deref(), SET_DEFAULT_METRICS)?;
-        if !args.run.is_empty() {
-            if args.model.is_some() {
-                bail!("give either --run MODE=FILE or --model, not both");
-            }
-            let mut runs = BTreeMap::new();
-            for spec in &args.run {
-                let (mode, file) = spec.split_once('=').with_context(|| {
-                    format!("--run '{spec}': with --set write MODE=FILE (og, changed, reversed)")
-                })?;
-                let mode = parse_mode(mode)?;
-                runs.insert(mode, Run::read_trec(Path::new(file))?);
-            }
-            let report = ModeReport::compute(&set.qrels, &runs, &metrics, wise);
-            reports.push(Report::from_mode_report(
-                set_dir.display().to_string(),
-                &names,
-                &report,
-            ));
-        } else {
-            let Some(model) = &args.model else {
-                bail!("--set needs --run MODE=FILE (precomputed runs) or --model DIR (encode and rank)");
-            };
-            let mut models = vec![model.clone()];
-            models.extend(args.compare_model.iter().cloned());
-            for (i, model) in models.iter().enumerate() {
-                let save = args.save_runs.as_ref().map(|d| {
-                    if i == 0 {
-                        d.clone()
-                    } else {
-                        d.join(format!("model{}", i + 1))
-                    }
-                });
-                let (report, instfol) =
-                    evaluate_model(&args, model, &set, &metrics, wise, save.as_deref())?;
-                let mut report =
-                    Report::from_mode_report(model.display().to_string(), &names, &report);
-                if let Some(v) = instfol {
-                    report.following.insert("instfol".to_string(), (&v).into());
-                }
-                reports.push(report);
-            }
-        }
-    } else {
-        bail!("nothing to evaluate: give --qrels FILE --run FILE, --set DIR (with --run MODE=FILE or --model DIR), or --compare A.json B.json");
-    }
+    let (reports, single_run) = match (&args.qrels, &args.set) {
+        (Some(_), Some(_)) => bail!("give either --qrels (with --run FILE) or --set, not both"),
+        (Some(qrels), None) => (run_reports(&args, qrels)?, true),
+        (None, Some(set)) => (set_reports(&args, set, wise)?, false),
+        (None, None) => bail!("nothing to evaluate: give --qrels FILE --run FILE, --set DIR (with --run MODE=FILE or --model DIR), or --compare A.json B.json"),
+    };
     if let Some(out) = &args.output {
         write_report(out, &reports[0])?;
         for (i, r) in reports.iter().enumerate().skip(1) {
@@ -333,6 +261,74 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--qrels FILE --run FILE...`: one report per run file.
+fn run_reports(args: &EvalArgs, qrels_path: &Path) -> anyhow::Result<Vec<Report>> {
+    if args.run.is_empty() {
+        bail!("--qrels needs --run FILE (a TREC run)");
+    }
+    let qrels = engine::data::read_qrels(qrels_path)?;
+    if qrels.is_empty() {
+        bail!("{}: no judgment in the file", qrels_path.display());
+    }
+    let (names, metrics) = metric_names(args.metrics.as_deref(), RUN_DEFAULT_METRICS)?;
+    let mut reports = Vec::new();
+    for spec in &args.run {
+        let path = PathBuf::from(spec);
+        let run = Run::read_trec(&path)?;
+        if run.is_empty() {
+            bail!("{}: no result line in the run", path.display());
+        }
+        warn_coverage(&qrels, &run, qrels_path, &path);
+        let eval = evaluate(&qrels, &run, &metrics, QuerySet::Judged);
+        reports.push(Report::from_evaluation(
+            path.display().to_string(),
+            &names,
+            "run",
+            &eval,
+        ));
+    }
+    Ok(reports)
+}
+
+/// `--set DIR` with precomputed runs (`--run MODE=FILE`) or models to encode with.
+fn set_reports(args: &EvalArgs, set_dir: &Path, wise: WiseConfig) -> anyhow::Result<Vec<Report>> {
+    let set = EvalSet::load(set_dir)?;
+    let (names, metrics) = metric_names(args.metrics.as_deref(), SET_DEFAULT_METRICS)?;
+    if !args.run.is_empty() {
+        if args.model.is_some() {
+            bail!("give either --run MODE=FILE or --model, not both");
+        }
+        let mut runs = BTreeMap::new();
+        for spec in &args.run {
+            let (mode, file) = spec.split_once('=').with_context(|| {
+                format!("--run '{spec}': with --set write MODE=FILE (og, changed, reversed)")
+            })?;
+            runs.insert(parse_mode(mode)?, Run::read_trec(Path::new(file))?);
+        }
+        let report = ModeReport::compute(&set.qrels, &runs, &metrics, wise);
+        let name = set_dir.display().to_string();
+        return Ok(vec![Report::from_mode_report(name, &names, &report)]);
+    }
+    let Some(model) = &args.model else {
+        bail!("--set needs --run MODE=FILE (precomputed runs) or --model DIR (encode and rank)");
+    };
+    let models = std::iter::once(model).chain(&args.compare_model);
+    let mut reports = Vec::new();
+    for (i, model) in models.enumerate() {
+        let save = args.save_runs.as_ref().map(|d| match i {
+            0 => d.clone(),
+            _ => d.join(format!("model{}", i + 1)),
+        });
+        let (report, instfol) = evaluate_model(args, model, &set, &metrics, wise, save.as_deref())?;
+        let mut report = Report::from_mode_report(model.display().to_string(), &names, &report);
+        if let Some(v) = instfol {
+            report.following.insert("instfol".to_string(), (&v).into());
+        }
+        reports.push(report);
+    }
+    Ok(reports)
 }
 
 fn parse_mode(s: &str) -> anyhow::Result<Mode> {
@@ -355,8 +351,8 @@ fn evaluate_model(
         device: args.device.clone(),
         batch_size: args.batch_size,
     };
-    let encoder = model_args.load()?;
-    let template: engine::QueryTemplate = args.template.parse()?;
+    let mut encoder = model_args.load()?;
+    args.template.apply(&mut encoder);
     let bar = progress::bar(set.corpus.len(), "encoding corpus");
     let mut tick = |done: usize, _| bar.set_position(done as u64);
     let passages = match &args.passage_cache {
@@ -377,14 +373,7 @@ fn evaluate_model(
         None => engine::evaluation::encode_passages(&encoder, set, &mut tick)?,
     };
     bar.finish_and_clear();
-    let runs = engine::evaluation::runs(
-        &encoder,
-        set,
-        &passages,
-        &template,
-        args.no_instruction,
-        args.depth,
-    )?;
+    let runs = engine::evaluation::runs(&encoder, set, &passages, args.no_instruction, args.depth)?;
     if let Some(dir) = save_runs {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
@@ -394,9 +383,7 @@ fn evaluate_model(
         eprintln!("runs saved in {}", dir.display());
     }
     let instfol = match &args.instfol {
-        Some(kind) => Some(instfol(
-            args, kind, &encoder, set, &passages, &template, &runs,
-        )?),
+        Some(kind) => Some(instfol(args, kind, &encoder, set, &passages, &runs)?),
         None => None,
     };
     Ok((
@@ -412,7 +399,6 @@ fn instfol(
     encoder: &engine::Encoder,
     set: &EvalSet,
     passages: &engine::Embeddings,
-    template: &engine::QueryTemplate,
     runs: &BTreeMap<Mode, Run>,
 ) -> anyhow::Result<PerQuery> {
     use engine::metrics::instfol::{instfol, GradedQrelsJudge, InstructionJudge, QrelsJudge};
@@ -420,11 +406,7 @@ fn instfol(
         .get(&Mode::Changed)
         .context("INSTFOL needs the set's changed instructions and qrels/changed.tsv")?;
     // The og run is the query alone when the set has no og instructions; else encode it.
-    let alone_texts =
-        engine::evaluation::query_texts(set, Mode::Og, template, encoder.tokenizer(), true)?;
-    let refs: Vec<&str> = alone_texts.iter().map(|s| s.as_str()).collect();
-    let mut q = encoder.encode(&refs)?;
-    q.normalize();
+    let q = encoder.encode_queries(&engine::evaluation::query_pairs(set, Mode::Og, true)?)?;
     let alone = engine::evaluation::rank(set, passages, &q, args.depth)?;
     let texts: BTreeMap<String, (String, String)> = set
         .queries
@@ -474,10 +456,7 @@ fn instfol(
 }
 
 fn write_report(path: &Path, report: &Report) -> anyhow::Result<()> {
-    let partial = path.with_extension("partial");
-    std::fs::write(&partial, serde_json::to_string_pretty(report)?)
-        .with_context(|| format!("{}", partial.display()))?;
-    std::fs::rename(&partial, path).with_context(|| format!("{}", path.display()))?;
+    engine::atomic::write(path, serde_json::to_string_pretty(report)?.as_bytes())?;
     eprintln!("report written to {}", path.display());
     Ok(())
 }

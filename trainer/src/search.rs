@@ -62,11 +62,9 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     if args.query.trim().is_empty() {
         anyhow::bail!("--query is empty: there is nothing to rank the corpus by");
     }
-    let template = args.template.template()?;
-    let encoder = args.model.load()?;
-    let text = template.fit(encoder.tokenizer(), &args.instruction, &args.query)?;
-    let mut query = encoder.encode(&[text.as_str()])?;
-    query.normalize();
+    let mut encoder = args.model.load()?;
+    args.template.apply(&mut encoder);
+    let query = encoder.encode_queries(&[(&args.instruction, &args.query)])?;
 
     // Titles and texts for display, when the corpus is at hand.
     let passages = match &args.corpus {
@@ -105,7 +103,14 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         .map(|p| (p.id.as_str(), p))
         .collect();
     if !args.json {
-        println!("query: {text:?}");
+        println!("query: {:?}", args.query);
+        if !args.instruction.trim().is_empty() {
+            println!(
+                "instruction: {:?} ({})",
+                args.instruction,
+                encoder.interaction().name()
+            );
+        }
     }
     for (rank, hit) in hits[0].iter().enumerate() {
         let id = &ids[hit.index];

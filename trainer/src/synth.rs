@@ -9,7 +9,6 @@
 //! instructions the model never trained on.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -139,12 +138,7 @@ fn neighbours(
     let mut queries = encoder.encode(&texts)?;
     queries.normalize();
     let run = rank(set, &passages, &queries, candidates + 20)?;
-    let row_of: BTreeMap<&str, usize> = set
-        .corpus
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.id.as_str(), i))
-        .collect();
+    let row_of = set.passage_rows();
     let dot = |a: &[f32], b: &[f32]| -> f64 {
         a.iter()
             .zip(b)
@@ -341,7 +335,6 @@ struct HeldOut {
 }
 
 fn renderings(args: RenderingsArgs) -> anyhow::Result<()> {
-    use engine::training::renderings::{random_dimension, rendered_records, replay_record, Anchor};
     let shares = [args.exclusion_share, args.contrast_share];
     anyhow::ensure!(
         shares.iter().all(|s| (0.0..=1.0).contains(s)) && shares.iter().sum::<f64>() <= 1.0,
@@ -349,106 +342,148 @@ fn renderings(args: RenderingsArgs) -> anyhow::Result<()> {
     );
     let (set, og) = load_set(&args.source.set, args.source.heldout_fraction)?;
     let found = neighbours(&args.source.model, &set, &og, 3, args.max_score_gap)?;
-    let by_id: BTreeMap<&str, &engine::Passage> =
-        set.corpus.iter().map(|p| (p.id.as_str(), p)).collect();
-    let anchor = |q: usize, id: &str| {
-        let p = by_id[id];
-        Anchor {
-            query: set.queries[q].text.as_str(),
+    let by_query: BTreeMap<usize, &Neighbours> = found.iter().map(|n| (n.query, n)).collect();
+    let mut made = Rendered {
+        by_id: set.corpus.iter().map(|p| (p.id.as_str(), p)).collect(),
+        set: &set,
+        by_query,
+        rng: SplitMix64::new(args.seed),
+        train: Vec::new(),
+        heldout: Vec::new(),
+        heldout_queries: Vec::new(),
+        removed: HashSet::new(),
+        kinds: BTreeMap::new(),
+        skipped: set.queries.len() - found.len(),
+    };
+    // The split has its own stream: every variant with the same seed holds out the same queries.
+    let mut split = SplitMix64::for_stream(args.seed, 1);
+    for n in &found {
+        let hold = split.uniform() < args.source.heldout_fraction && args.source.heldout.is_some();
+        made.query(&args, n, hold);
+    }
+    anyhow::ensure!(
+        !made.train.is_empty(),
+        "{}: no record could be made",
+        args.source.set.display()
+    );
+    // Seeded shuffle so that a file read in order still mixes kinds.
+    made.rng.shuffle(&mut made.train);
+    write_jsonl(&args.source.output, made.train.iter().cloned())?;
+    report_written(
+        &args.source.output,
+        made.train.len(),
+        made.skipped,
+        &made.kinds,
+    );
+    if let Some(dir) = &args.source.heldout {
+        let queries = &made.heldout_queries;
+        write_heldout_sets(dir, &set, &og, &made.heldout, queries, &made.removed)?;
+    }
+    Ok(())
+}
+
+/// What `synth renderings` has made so far.
+struct Rendered<'a> {
+    set: &'a EvalSet,
+    by_id: BTreeMap<&'a str, &'a engine::Passage>,
+    by_query: BTreeMap<usize, &'a Neighbours>,
+    rng: SplitMix64,
+    train: Vec<serde_json::Value>,
+    heldout: Vec<HeldOut>,
+    heldout_queries: Vec<&'a engine::Query>,
+    removed: HashSet<String>,
+    kinds: BTreeMap<&'static str, usize>,
+    skipped: usize,
+}
+
+impl<'a> Rendered<'a> {
+    fn anchor(&self, q: usize, id: &str) -> engine::training::renderings::Anchor<'a> {
+        let p = self.by_id[id];
+        engine::training::renderings::Anchor {
+            query: self.set.queries[q].text.as_str(),
             title: p.title.as_str(),
             text: p.text.as_str(),
         }
-    };
-    let by_query: BTreeMap<usize, &Neighbours> = found.iter().map(|n| (n.query, n)).collect();
-    let mut rng = SplitMix64::new(args.seed);
-    // The split has its own stream: every variant with the same seed holds out the same queries.
-    let mut split = SplitMix64::for_stream(args.seed, 1);
-    let (mut train, mut heldout, mut heldout_queries) = (Vec::new(), Vec::new(), Vec::new());
-    let mut removed = HashSet::new();
-    let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut skipped = set.queries.len() - found.len();
-    for n in &found {
+    }
+
+    /// Up to `--per-query` renderings of one query's relevant passage: training records, or a
+    /// held-out evaluation query when `hold`; plus its replay record.
+    fn query(&mut self, args: &RenderingsArgs, n: &Neighbours, hold: bool) {
+        use engine::training::renderings::{random_dimension, rendered_records, replay_record};
+        let set = self.set;
         let query = &set.queries[n.query];
-        let hold = split.uniform() < args.source.heldout_fraction && args.source.heldout.is_some();
-        let positive = anchor(n.query, &n.positive);
-        let negative = n.candidates.first().map(|c| anchor(n.query, c));
+        let positive = self.anchor(n.query, &n.positive);
+        let negative = n.candidates.first().map(|c| self.anchor(n.query, c));
         let poisoned = n
             .nearest_query
             .filter(|_| args.inf_ir)
-            .map(|o| anchor(o, &by_query[&o].positive));
+            .map(|o| self.anchor(o, &self.by_query[&o].positive));
         let term = engine::training::attributes::distinguishing_word(
             positive.text,
             negative.map(|a| a.text).unwrap_or(""),
             positive.query,
-            &mut rng,
+            &mut self.rng,
         );
+        let mix = engine::training::renderings::PhrasingMix {
+            exclusion: args.exclusion_share,
+            contrast: args.contrast_share,
+        };
         let mut made = 0;
         for attempt in 0..args.per_query * 4 {
             if made == args.per_query {
                 break;
             }
-            let dimension = random_dimension(term.clone(), &mut rng);
-            let Some(records) = rendered_records(
-                &dimension,
-                positive,
-                negative,
-                poisoned,
-                engine::training::renderings::PhrasingMix {
-                    exclusion: args.exclusion_share,
-                    contrast: args.contrast_share,
-                },
-                &mut rng,
-            ) else {
+            let dimension = random_dimension(term.clone(), &mut self.rng);
+            let Some(records) =
+                rendered_records(&dimension, positive, negative, poisoned, mix, &mut self.rng)
+            else {
                 continue;
             };
             made += 1;
-            *kinds.entry(records.kind).or_default() += 1;
+            *self.kinds.entry(records.kind).or_default() += 1;
             if hold {
-                removed.insert(n.positive.clone());
-                let d = records.dual_view;
-                heldout.push(HeldOut {
-                    id: format!("{}-{attempt}", query.id),
-                    kind: records.kind,
-                    positive: PassageRef::New {
-                        id: format!("{}~{attempt}a", n.positive),
-                        text: d.positive.clone(),
-                    },
-                    negative: PassageRef::New {
-                        id: format!("{}~{attempt}b", n.positive),
-                        text: d.instruction_negatives[0].clone(),
-                    },
-                    record: d,
-                });
+                self.hold_out(n, &query.id, attempt, records.kind, records.dual_view);
             } else {
-                train.push(records.dual_view.to_json());
-                if let Some(r) = records.inf_ir {
-                    train.push(r.to_json());
-                }
+                self.train.push(records.dual_view.to_json());
+                self.train.extend(records.inf_ir.map(|r| r.to_json()));
             }
         }
         if hold {
-            heldout_queries.push(query);
+            self.heldout_queries.push(query);
         } else if args.replay {
-            train.push(replay_record(positive, negative).to_json());
-            *kinds.entry("replay").or_default() += 1;
+            self.train.push(replay_record(positive, negative).to_json());
+            *self.kinds.entry("replay").or_default() += 1;
         }
         if made == 0 {
-            skipped += 1;
+            self.skipped += 1;
         }
     }
-    anyhow::ensure!(
-        !train.is_empty(),
-        "{}: no record could be made",
-        args.source.set.display()
-    );
-    // Seeded shuffle so that a file read in order still mixes kinds.
-    rng.shuffle(&mut train);
-    write_jsonl(&args.source.output, train.iter().cloned())?;
-    report_written(&args.source.output, train.len(), skipped, &kinds);
-    if let Some(dir) = &args.source.heldout {
-        write_heldout_sets(dir, &set, &og, &heldout, &heldout_queries, &removed)?;
+
+    /// A held-out rendering: both versions join the evaluation corpus, the passage they were
+    /// made from leaves it.
+    fn hold_out(
+        &mut self,
+        n: &Neighbours,
+        query_id: &str,
+        attempt: usize,
+        kind: &'static str,
+        d: engine::training::records::InstructionNegativeRecord,
+    ) {
+        self.removed.insert(n.positive.clone());
+        self.heldout.push(HeldOut {
+            id: format!("{query_id}-{attempt}"),
+            kind,
+            positive: PassageRef::New {
+                id: format!("{}~{attempt}a", n.positive),
+                text: d.positive.clone(),
+            },
+            negative: PassageRef::New {
+                id: format!("{}~{attempt}b", n.positive),
+                text: d.instruction_negatives[0].clone(),
+            },
+            record: d,
+        });
     }
-    Ok(())
 }
 
 fn write_jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> anyhow::Result<()> {
@@ -456,41 +491,26 @@ fn write_jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> a
         std::fs::create_dir_all(parent)
             .with_context(|| format!("{}: cannot create", parent.display()))?;
     }
-    let partial = path.with_extension("partial");
-    let mut f = std::io::BufWriter::new(
-        std::fs::File::create(&partial)
-            .with_context(|| format!("{}: cannot create", partial.display()))?,
-    );
-    for line in lines {
-        writeln!(f, "{line}")?;
-    }
-    f.flush()?;
-    drop(f);
-    std::fs::rename(&partial, path).with_context(|| format!("{}: cannot write", path.display()))
+    Ok(engine::data::write_jsonl(path, lines)?)
 }
 
-/// Creates an evaluation-set folder `dir` (with `qrels/`) holding the corpus of `set` without
-/// the `removed` ids, plus `extra` passages.
-fn write_corpus(
-    dir: &Path,
+/// The corpus of `set` without the `removed` ids, plus `extra` passages.
+fn corpus_with(
     set: &EvalSet,
     removed: &HashSet<String>,
     extra: &[(&str, &str)],
-) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir.join("qrels"))
-        .with_context(|| format!("{}: cannot create", dir.display()))?;
-    write_jsonl(
-        &dir.join("corpus.jsonl"),
-        set.corpus
-            .iter()
-            .filter(|p| !removed.contains(&p.id))
-            .map(|p| serde_json::json!({"_id": p.id, "title": p.title, "text": p.text}))
-            .chain(
-                extra
-                    .iter()
-                    .map(|(id, text)| serde_json::json!({"_id": id, "title": "", "text": text})),
-            ),
-    )
+) -> Vec<engine::Passage> {
+    let added = extra.iter().map(|(id, text)| engine::Passage {
+        id: id.to_string(),
+        title: String::new(),
+        text: text.to_string(),
+    });
+    set.corpus
+        .iter()
+        .filter(|p| !removed.contains(&p.id))
+        .cloned()
+        .chain(added)
+        .collect()
 }
 
 /// The held-out queries without instructions, with their original judgments: the general
@@ -501,21 +521,30 @@ fn write_retrieval(
     og: &engine::data::Qrels,
     queries: &[&engine::Query],
 ) -> anyhow::Result<()> {
-    write_corpus(dir, set, &HashSet::new(), &[])?;
-    write_jsonl(
-        &dir.join("queries.jsonl"),
-        queries
-            .iter()
-            .map(|q| serde_json::json!({"_id": q.id, "text": q.text})),
-    )?;
-    let mut text = String::from("query-id\tcorpus-id\tscore\n");
-    for q in queries {
-        for (doc, level) in og.get(&q.id).into_iter().flatten() {
-            text.push_str(&format!("{}\t{doc}\t{level}\n", q.id));
-        }
+    let judged = queries
+        .iter()
+        .filter_map(|q| Some((q.id.clone(), og.get(&q.id)?.clone())))
+        .collect();
+    let plain = queries
+        .iter()
+        .map(|q| engine::Query {
+            id: q.id.clone(),
+            text: q.text.clone(),
+            instruction_og: String::new(),
+            instruction_changed: None,
+            instruction_reversed: None,
+            constraint: None,
+        })
+        .collect();
+    EvalSet {
+        root: dir.to_path_buf(),
+        corpus: corpus_with(set, &HashSet::new(), &[]),
+        queries: plain,
+        qrels: [(Mode::Og, judged)].into(),
+        candidates: None,
     }
-    std::fs::write(dir.join("qrels/og.tsv"), text)
-        .with_context(|| format!("{}: cannot write", dir.display()))
+    .write(dir)?;
+    Ok(())
 }
 
 /// The held-out records as an evaluation set over the corpus (synthesized versions added, the
@@ -534,33 +563,43 @@ fn write_heldout(
             PassageRef::Corpus(_) => None,
         })
         .collect();
-    write_corpus(dir, set, removed, &extra)?;
-    write_jsonl(
-        &dir.join("queries.jsonl"),
-        records.iter().map(|r| {
-            serde_json::json!({
-                "_id": r.id,
-                "text": r.record.query,
-                "instruction_og": "",
-                "instruction_changed": r.record.instruction,
-                "instruction_reversed": r.record.instruction_reversed,
-                "constraint": r.kind,
+    let queries = records
+        .iter()
+        .map(|r| engine::Query {
+            id: r.id.clone(),
+            text: r.record.query.clone(),
+            instruction_og: String::new(),
+            instruction_changed: Some(r.record.instruction.clone()),
+            instruction_reversed: r.record.instruction_reversed.clone(),
+            constraint: Some(r.kind.to_string()),
+        })
+        .collect();
+    // Under the query alone both passages are relevant; the instruction keeps one of them,
+    // its reversal the other.
+    let judged = |positive_level: f64, negative_level: f64| -> engine::data::Qrels {
+        records
+            .iter()
+            .map(|r| {
+                let levels = [
+                    (r.positive.id().to_string(), positive_level),
+                    (r.negative.id().to_string(), negative_level),
+                ];
+                (r.id.clone(), levels.into())
             })
-        }),
-    )?;
-    for (mode, positive_level, negative_level) in
-        [("og", 1, 1), ("changed", 1, 0), ("reversed", 0, 1)]
-    {
-        let mut text = String::from("query-id\tcorpus-id\tscore\n");
-        for r in records {
-            text.push_str(&format!(
-                "{id}\t{positive}\t{positive_level}\n{id}\t{negative}\t{negative_level}\n",
-                id = r.id,
-                positive = r.positive.id(),
-                negative = r.negative.id()
-            ));
-        }
-        std::fs::write(dir.join(format!("qrels/{mode}.tsv")), text)?;
+            .collect()
+    };
+    EvalSet {
+        root: dir.to_path_buf(),
+        corpus: corpus_with(set, removed, &extra),
+        queries,
+        qrels: [
+            (Mode::Og, judged(1.0, 1.0)),
+            (Mode::Changed, judged(1.0, 0.0)),
+            (Mode::Reversed, judged(0.0, 1.0)),
+        ]
+        .into(),
+        candidates: None,
     }
+    .write(dir)?;
     Ok(())
 }

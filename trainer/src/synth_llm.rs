@@ -28,6 +28,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use engine::rng::SplitMix64;
+use engine::training::records::InfIrRecord;
 use engine::training::TrainingRecord;
 
 use crate::chat::{message_text, ChatClient};
@@ -152,7 +153,32 @@ struct Llm<'a> {
     rejects: Mutex<std::fs::File>,
 }
 
-impl Llm<'_> {
+impl<'a> Llm<'a> {
+    /// The client, answer cache and reject log of a run.
+    fn new(args: &LlmArgs, stats: &'a Stats, rejects_path: &Path) -> anyhow::Result<Self> {
+        let key = args
+            .api_key
+            .clone()
+            .or_else(|| std::env::var("IFIR_SYNTH_API_KEY").ok())
+            .or_else(|| std::env::var("OPENAI_API_KEY").ok())
+            .unwrap_or_default();
+        let mut client = ChatClient::new(&args.base_url, &key);
+        client.attempts = args.attempts.max(1);
+        let cache = args
+            .cache
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("{}.cache", args.output.display())));
+        let rejects = std::fs::File::create(rejects_path)
+            .with_context(|| format!("{}: cannot create", rejects_path.display()))?;
+        Ok(Llm {
+            client,
+            abort: Default::default(),
+            cache,
+            stats,
+            rejects: Mutex::new(rejects),
+        })
+    }
+
     /// The answer text for `prompt` from `model`, from the cache when asked before. A nonzero
     /// `attempt` asks again (another cache entry) after an answer that did not parse. Without
     /// a temperature the server's default is used (reasoning models accept no other).
@@ -201,14 +227,7 @@ impl Llm<'_> {
             })?
             .to_string();
         std::fs::create_dir_all(path.parent().expect("has a parent"))?;
-        static UNIQUE: AtomicUsize = AtomicUsize::new(0);
-        let partial = path.with_extension(format!(
-            "{}.{}.partial",
-            std::process::id(),
-            UNIQUE.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::write(&partial, &text)?;
-        std::fs::rename(&partial, &path)?;
+        engine::atomic::write_unique(&path, text.as_bytes())?;
         Ok(text)
     }
 
@@ -289,103 +308,13 @@ pub fn dual_view_answer(text: &str) -> Option<Option<String>> {
 
 /// Runs the job.
 pub fn run(args: LlmArgs) -> anyhow::Result<()> {
-    let lines: Vec<(usize, Value)> = {
-        let text = engine::data::read_text(&args.input)?;
-        let mut out = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v: Value = serde_json::from_str(line)
-                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", args.input.display(), i + 1))?;
-            out.push((i + 1, v));
-        }
-        out
-    };
-    anyhow::ensure!(
-        !lines.is_empty(),
-        "{}: no input lines",
-        args.input.display()
-    );
-    // Validate every input line before paying for any request.
-    let inputs: Vec<Input> = lines
-        .iter()
-        .map(|(n, v)| {
-            Input::parse(&args.pipeline, v)
-                .map_err(|e| anyhow::anyhow!("{}:{n}: {e}", args.input.display()))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let key = args
-        .api_key
-        .clone()
-        .or_else(|| std::env::var("IFIR_SYNTH_API_KEY").ok())
-        .or_else(|| std::env::var("OPENAI_API_KEY").ok())
-        .unwrap_or_default();
-    let mut client = ChatClient::new(&args.base_url, &key);
-    client.attempts = args.attempts.max(1);
-    let cache = args
-        .cache
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{}.cache", args.output.display())));
-    let rejects_path = PathBuf::from(format!("{}.rejects.jsonl", args.output.display()));
+    let inputs = read_inputs(&args)?;
     let stats = Stats::default();
-    let llm = Llm {
-        client,
-        abort: Default::default(),
-        cache,
-        stats: &stats,
-        rejects: Mutex::new(
-            std::fs::File::create(&rejects_path)
-                .with_context(|| format!("{}: cannot create", rejects_path.display()))?,
-        ),
-    };
+    let rejects_path = PathBuf::from(format!("{}.rejects.jsonl", args.output.display()));
+    let llm = Llm::new(&args, &stats, &rejects_path)?;
     let prompts = Prompts::load(args.prompts.as_deref())?;
-    let pool: Vec<String> = inputs.iter().map(|i| i.positive().to_string()).collect();
-    let results: Vec<Mutex<Option<Value>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
-    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let next = AtomicUsize::new(0);
-    let bar = crate::progress::bar(inputs.len(), "synthesizing");
-    std::thread::scope(|s| {
-        for _ in 0..args.concurrency.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= inputs.len() {
-                    break;
-                }
-                let mut rng = SplitMix64::for_stream(args.seed, i as u64);
-                let job = Job {
-                    llm: &llm,
-                    prompts: &prompts,
-                    args: &args,
-                    pool: &pool,
-                    item: i,
-                };
-                match job.process(&inputs[i], &mut rng) {
-                    Ok(record) => *results[i].lock().expect("not poisoned") = record,
-                    Err(e) => errors
-                        .lock()
-                        .expect("not poisoned")
-                        .push(format!("input line {}: {e:#}", lines[i].0)),
-                }
-                bar.inc(1);
-            });
-        }
-    });
-    bar.finish_and_clear();
-    let errors = errors.into_inner().expect("not poisoned");
-    let kept: Vec<Value> = results
-        .into_iter()
-        .filter_map(|m| m.into_inner().expect("not poisoned"))
-        .collect();
-    let partial = args.output.with_extension("partial");
-    let mut f = std::fs::File::create(&partial)
-        .with_context(|| format!("{}: cannot create", partial.display()))?;
-    for r in &kept {
-        writeln!(f, "{r}")?;
-    }
-    drop(f);
-    std::fs::rename(&partial, &args.output)
-        .with_context(|| format!("{}: cannot write", args.output.display()))?;
+    let (kept, errors) = synthesize(&args, &inputs, &llm, &prompts);
+    engine::data::write_jsonl(&args.output, &kept)?;
     eprintln!(
         "{} of {} records kept in {}; {} requests, {} cached answers, {} rejected answers (see {}), {} failed validation, {} None answers, {} errors",
         kept.len(),
@@ -403,6 +332,73 @@ pub fn run(args: LlmArgs) -> anyhow::Result<()> {
         anyhow::bail!("{} inputs failed (their answers so far are cached; run again to resume); first: {first}", errors.len());
     }
     Ok(())
+}
+
+/// Every input line, validated before any request is paid for: `(line number, input)`.
+fn read_inputs(args: &LlmArgs) -> anyhow::Result<Vec<(usize, Input)>> {
+    let text = engine::data::read_text(&args.input)?;
+    let mut inputs = Vec::new();
+    for (n, line) in engine::data::record_lines(&text) {
+        let at = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}:{n}: {e}", args.input.display());
+        let v: Value = serde_json::from_str(line).map_err(|e| at(&e))?;
+        inputs.push((n, Input::parse(&args.pipeline, &v).map_err(|e| at(&e))?));
+    }
+    anyhow::ensure!(
+        !inputs.is_empty(),
+        "{}: no input lines",
+        args.input.display()
+    );
+    Ok(inputs)
+}
+
+/// Runs every input on `--concurrency` threads: the records kept, in input order, and the
+/// inputs that failed.
+fn synthesize(
+    args: &LlmArgs,
+    inputs: &[(usize, Input)],
+    llm: &Llm,
+    prompts: &Prompts,
+) -> (Vec<Value>, Vec<String>) {
+    let pool: Vec<String> = inputs
+        .iter()
+        .map(|(_, i)| i.positive().to_string())
+        .collect();
+    let results: Vec<Mutex<Option<Value>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let next = AtomicUsize::new(0);
+    let bar = crate::progress::bar(inputs.len(), "synthesizing");
+    std::thread::scope(|s| {
+        for _ in 0..args.concurrency.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= inputs.len() {
+                    break;
+                }
+                let mut rng = SplitMix64::for_stream(args.seed, i as u64);
+                let job = Job {
+                    llm,
+                    prompts,
+                    args,
+                    pool: &pool,
+                    item: i,
+                };
+                match job.process(&inputs[i].1, &mut rng) {
+                    Ok(record) => *results[i].lock().expect("not poisoned") = record,
+                    Err(e) => errors
+                        .lock()
+                        .expect("not poisoned")
+                        .push(format!("input line {}: {e:#}", inputs[i].0)),
+                }
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let kept = results
+        .into_iter()
+        .filter_map(|m| m.into_inner().expect("not poisoned"))
+        .collect();
+    (kept, errors.into_inner().expect("not poisoned"))
 }
 
 /// One validated input line.
@@ -481,27 +477,34 @@ impl Job<'_> {
         }
     }
 
+    /// One InF-IR record from a seed (query, relevant passage): generated, then validated.
     fn inf_ir(
         &self,
         query: &str,
         positive: &str,
         rng: &mut SplitMix64,
     ) -> anyhow::Result<Option<Value>> {
+        let Some(record) = self.inf_ir_texts(query, positive)? else {
+            return Ok(None);
+        };
+        Ok(self.inf_ir_valid(&record, rng)?.then(|| record.to_json()))
+    }
+
+    /// The instruction, its poisoned twin, the poisoned query and the two passages they call
+    /// for; None when a step gave no answer or a poisoned text equals its original.
+    fn inf_ir_texts(&self, query: &str, positive: &str) -> anyhow::Result<Option<InfIrRecord>> {
         let p = self.prompts;
         let words = positive
             .split_whitespace()
             .count()
             .clamp(30, 200)
             .to_string();
-        let Some(i_pos) = self.generate(
-            &p.fill(
-                "inf_ir_instruction",
-                &[("query", query), ("passage", positive)],
-            ),
-            "instruction",
-            "Instruction",
-            false,
-        )?
+        let instruction_prompt = p.fill(
+            "inf_ir_instruction",
+            &[("query", query), ("passage", positive)],
+        );
+        let Some(i_pos) =
+            self.generate(&instruction_prompt, "instruction", "Instruction", false)?
         else {
             return Ok(None);
         };
@@ -510,22 +513,13 @@ impl Job<'_> {
             ("instruction", i_pos.as_str()),
             ("passage", positive),
         ];
-        let Some(i_neg) = self.generate(
-            &p.fill("inf_ir_poison_instruction", &fields),
-            "poison-instruction",
-            "Instruction",
-            false,
-        )?
+        let poison = p.fill("inf_ir_poison_instruction", &fields);
+        let Some(i_neg) = self.generate(&poison, "poison-instruction", "Instruction", false)?
         else {
             return Ok(None);
         };
-        let Some(q_neg) = self.generate(
-            &p.fill("inf_ir_poison_query", &fields),
-            "poison-query",
-            "Query",
-            false,
-        )?
-        else {
+        let poison = p.fill("inf_ir_poison_query", &fields);
+        let Some(q_neg) = self.generate(&poison, "poison-query", "Query", false)? else {
             return Ok(None);
         };
         let passage = |instruction: &str, q: &str| {
@@ -556,9 +550,26 @@ impl Job<'_> {
             );
             return Ok(None);
         }
-        // Validation: each tuple's intended passage must be picked among the record's three
-        // passages plus distractors.
-        let mut candidates: Vec<&str> = vec![positive, &p1, &p2];
+        Ok(Some(InfIrRecord {
+            query_positive: query.to_string(),
+            instruction_positive: i_pos,
+            document_positive: positive.to_string(),
+            instruction_negative: i_neg,
+            hard_negative_document_1: p1,
+            query_negative: q_neg,
+            hard_negative_document_2: p2,
+        }))
+    }
+
+    /// Validation: each tuple's intended passage must be picked by the judge among the
+    /// record's three passages plus distractors.
+    fn inf_ir_valid(&self, r: &InfIrRecord, rng: &mut SplitMix64) -> anyhow::Result<bool> {
+        let (positive, p1, p2) = (
+            r.document_positive.as_str(),
+            r.hard_negative_document_1.as_str(),
+            r.hard_negative_document_2.as_str(),
+        );
+        let mut candidates: Vec<&str> = vec![positive, p1, p2];
         for _ in 0..self.args.distractors {
             let d = &self.pool[rng.below(self.pool.len())];
             if !candidates.contains(&d.as_str()) {
@@ -572,59 +583,51 @@ impl Job<'_> {
             .map(|(k, c)| format!("[{}] {c}\n", k + 1))
             .collect();
         for (instruction, q, intended) in [
-            (i_pos.as_str(), query, positive),
-            (&i_neg, query, &p1),
-            (&i_pos, &q_neg, &p2),
+            (&r.instruction_positive, &r.query_positive, positive),
+            (&r.instruction_negative, &r.query_positive, p1),
+            (&r.instruction_positive, &r.query_negative, p2),
         ] {
-            let prompt = p.fill(
+            let prompt = self.prompts.fill(
                 "inf_ir_judge",
                 &[
-                    ("query", q),
-                    ("instruction", instruction),
+                    ("query", q.as_str()),
+                    ("instruction", instruction.as_str()),
                     ("candidates", listing.as_str()),
                 ],
             );
-            let n = candidates.len();
-            let pick = self.llm.ask_parsed(
-                self.item,
-                "judge",
-                &self.args.judge_model,
-                None,
-                &prompt,
-                |text| {
-                    labelled(text, "Answer", false)
-                        .and_then(|a| {
-                            let digits: String = a
-                                .trim_start_matches('[')
-                                .chars()
-                                .take_while(|c| c.is_ascii_digit())
-                                .collect();
-                            digits.parse::<usize>().ok()
-                        })
-                        .filter(|k| (1..=n).contains(k))
-                        .ok_or_else(|| "no valid 'Answer: <number>' line".to_string())
-                },
-            )?;
-            let Some(k) = pick else {
-                return Ok(None);
+            let Some(k) = self.judge_pick(&prompt, candidates.len())? else {
+                return Ok(false);
             };
             if candidates[k - 1] != intended {
                 self.llm.stats.judged_out.fetch_add(1, Ordering::Relaxed);
-                return Ok(None);
+                return Ok(false);
             }
         }
-        Ok(Some(
-            engine::training::records::InfIrRecord {
-                query_positive: query.to_string(),
-                instruction_positive: i_pos.to_string(),
-                document_positive: positive.to_string(),
-                instruction_negative: i_neg.to_string(),
-                hard_negative_document_1: p1.to_string(),
-                query_negative: q_neg.to_string(),
-                hard_negative_document_2: p2.to_string(),
-            }
-            .to_json(),
-        ))
+        Ok(true)
+    }
+
+    /// The judge's pick among `n` numbered candidates (1-based), None when it gave none.
+    fn judge_pick(&self, prompt: &str, n: usize) -> anyhow::Result<Option<usize>> {
+        self.llm.ask_parsed(
+            self.item,
+            "judge",
+            &self.args.judge_model,
+            None,
+            prompt,
+            |text| {
+                labelled(text, "Answer", false)
+                    .and_then(|a| {
+                        let digits: String = a
+                            .trim_start_matches('[')
+                            .chars()
+                            .take_while(|c| c.is_ascii_digit())
+                            .collect();
+                        digits.parse::<usize>().ok()
+                    })
+                    .filter(|k| (1..=n).contains(k))
+                    .ok_or_else(|| "no valid 'Answer: <number>' line".to_string())
+            },
+        )
     }
 
     fn dual_view(

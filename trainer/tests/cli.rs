@@ -1,34 +1,12 @@
 //! End-to-end tests of the `trainer` binary: embed (against sentence-transformers on texts the
 //! engine's parity test never sees), search with a persistent index, the demo, and bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
-fn model_dir() -> PathBuf {
-    std::env::var("IFIR_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
-        })
-}
-
-fn trainer(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trainer"))
-        .args(args)
-        .env("IFIR_MODEL", model_dir())
-        .output()
-        .expect("run trainer")
-}
+use crate::common::{s, trainer};
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ifir-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+    crate::common::tmp("cli", name)
 }
 
 fn cosine(a: &[f64], b: &[f64]) -> f64 {

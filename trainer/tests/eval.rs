@@ -2,27 +2,10 @@
 //! default model (instructions must beat the query alone on the instructed mode), comparisons
 //! with significance, and clear errors for bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
-fn model_dir() -> PathBuf {
-    std::env::var("IFIR_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
-        })
-}
-
-fn demo_set() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/demo")
-}
-
-fn trainer(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trainer"))
-        .args(args)
-        .output()
-        .expect("run trainer")
-}
+use crate::common::{demo_set, model_dir, s, trainer};
 
 fn ok(out: &Output) -> String {
     assert!(
@@ -34,14 +17,7 @@ fn ok(out: &Output) -> String {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ifir-eval-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+    crate::common::tmp("eval", name)
 }
 
 const QRELS: &str = "query-id\tcorpus-id\tscore\nq1\ta\t1\nq1\tb\t2\nq1\tc\t0\nq2\tx\t1\n";

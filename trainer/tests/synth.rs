@@ -13,10 +13,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ifir-synth-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::tmp("synth", name)
 }
 
 fn field<'a>(prompt: &'a str, label: &str) -> &'a str {

@@ -11,23 +11,10 @@ use std::time::{Duration, Instant};
 use engine::bert::random_safetensors;
 use engine::{BertConfig, Device};
 
-fn base_model_dir() -> PathBuf {
-    std::env::var("IFIR_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
-        })
-}
+use crate::common::{model_dir as base_model_dir, s};
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ifir-train-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+    crate::common::tmp("train", name)
 }
 
 /// A tiny BERT with the default model's tokenizer and sentence-transformers files.
@@ -488,4 +475,131 @@ fn cpu_and_wgpu_give_the_same_loss_curve() {
     for (a, b) in curves[0].iter().zip(&curves[1]) {
         assert!((a - b).abs() < 1e-3 * (1.0 + a.abs()), "{curves:?}");
     }
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(args)
+        .output()
+        .expect("run trainer");
+    ok(&out);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A model folder without its cross-attention module: what a consumer that ignored the module
+/// would measure.
+fn without_cross_attention(model: &Path, dir: &Path) -> PathBuf {
+    let copy = dir.join("concat-model");
+    std::fs::create_dir_all(copy.join("1_Pooling")).unwrap();
+    for entry in walk(model) {
+        let rel = entry.strip_prefix(model).unwrap();
+        if rel != Path::new("cross_attention.safetensors") {
+            std::fs::copy(&entry, copy.join(rel)).unwrap();
+        }
+    }
+    copy
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The scores of `trainer search --json` for one query under one instruction.
+fn search_scores(model: &Path, corpus: &Path) -> Vec<f64> {
+    stdout_of(&[
+        "search",
+        "--model",
+        s(model),
+        "--corpus",
+        s(corpus),
+        "--query",
+        "sourdough bread starter",
+        "--instruction",
+        "Only forum posts written by home bakers.",
+        "--json",
+    ])
+    .lines()
+    .map(|l| {
+        serde_json::from_str::<serde_json::Value>(l).unwrap()["score"]
+            .as_f64()
+            .unwrap()
+    })
+    .collect()
+}
+
+#[test]
+fn a_cross_attention_model_is_used_by_every_consumer() {
+    let dir = tmp("cross");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 6);
+    let out = dir.join("run");
+    let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/demo");
+    let mut args = common(&model, &data, &out);
+    args.extend([
+        "--max-steps",
+        "2",
+        "--interaction",
+        "cross-attention",
+        "--eval-set",
+        s(&demo),
+        "--eval-every",
+        "2",
+    ]);
+    ok(&train(&args));
+    let trained = out.join("model");
+    assert!(trained.join("cross_attention.safetensors").is_file());
+    let concat = without_cross_attention(&trained, &dir);
+
+    // eval: the module's runs differ from concatenation's, and the periodic evaluation during
+    // training measured exactly what `trainer eval` measures on the saved model.
+    let eval = |m: &Path, runs: &Path| -> serde_json::Value {
+        let text = stdout_of(&[
+            "eval",
+            "--set",
+            s(&demo),
+            "--model",
+            s(m),
+            "--save-runs",
+            s(runs),
+            "--json",
+        ]);
+        serde_json::from_str(&text).unwrap()
+    };
+    let with = eval(&trained, &dir.join("runs-cross"));
+    eval(&concat, &dir.join("runs-concat"));
+    let changed = |d: &str| std::fs::read_to_string(dir.join(d).join("changed.trec")).unwrap();
+    assert_ne!(changed("runs-cross"), changed("runs-concat"));
+    let log = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
+    let periodic: serde_json::Value = log
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| v.get("eval").cloned())
+        .expect("a periodic evaluation");
+    for (key, report) in [
+        ("ndcg@10 changed", &with["changed"]["ndcg@10"]),
+        ("ndcg@10 reversed", &with["reversed"]["ndcg@10"]),
+        ("p-mrr", &with["p-mrr"]),
+    ] {
+        let (a, b) = (periodic[key].as_f64().unwrap(), report.as_f64().unwrap());
+        assert!((a - b).abs() < 1e-9, "{key}: during training {a}, eval {b}");
+    }
+
+    // search: the module changes the scores; export keeps the module.
+    let corpus = demo.join("corpus.jsonl");
+    let cross_scores = search_scores(&trained, &corpus);
+    assert_ne!(cross_scores, search_scores(&concat, &corpus));
+    let exported = dir.join("exported");
+    stdout_of(&["export", "--model", s(&trained), "--output", s(&exported)]);
+    assert!(exported.join("cross_attention.safetensors").is_file());
+    assert_eq!(search_scores(&exported, &corpus), cross_scores);
 }

@@ -30,17 +30,7 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
     let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
     let mut results = Vec::new();
     let engine = capture(
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args([
-                "run",
-                "--quiet",
-                "--release",
-                "-p",
-                "engine",
-                "--example",
-                "embed_throughput",
-                "--",
-            ])
+        engine_example("embed_throughput")
             .arg(&model_dir)
             .arg(&texts)
             .arg(batch.to_string()),
@@ -68,6 +58,22 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
         / results[1]["passages_per_s"].as_f64().unwrap_or(1.0);
     println!("\nengine / sentence-transformers = {ratio:.2}x (batch {batch}, {passages} passages, {} cores)", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     Ok(())
+}
+
+/// `cargo run --release -p engine --example NAME --`, arguments to follow.
+fn engine_example(name: &str) -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args([
+        "run",
+        "--quiet",
+        "--release",
+        "-p",
+        "engine",
+        "--example",
+        name,
+        "--",
+    ]);
+    cmd
 }
 
 fn capture(cmd: &mut Command) -> anyhow::Result<serde_json::Value> {
@@ -114,17 +120,7 @@ pub fn eval(queries: usize, docs: usize) -> anyhow::Result<()> {
     let (qrels, run_file) = (dir.join("qrels.tsv"), dir.join("run.trec"));
     println!("bench-eval: engine (release build)");
     let engine = capture(
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args([
-                "run",
-                "--quiet",
-                "--release",
-                "-p",
-                "engine",
-                "--example",
-                "eval_throughput",
-                "--",
-            ])
+        engine_example("eval_throughput")
             .arg(&qrels)
             .arg(&run_file)
             .arg("3"),
@@ -143,6 +139,12 @@ pub fn eval(queries: usize, docs: usize) -> anyhow::Result<()> {
             .args(["--repeats", "3"]),
     )?;
     let py: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    print_eval_table(&engine, &py);
+    Ok(())
+}
+
+/// The bench-eval table and the engine's speed-ups over ranx and pytrec_eval.
+fn print_eval_table(engine: &serde_json::Value, py: &serde_json::Value) {
     let t = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     println!("\n| system | load s | evaluate s | total s | ndcg@10 | map@1000 | recall@100 |\n|---|---|---|---|---|---|---|");
     let row = |name: &str, v: &serde_json::Value| {
@@ -157,7 +159,7 @@ pub fn eval(queries: usize, docs: usize) -> anyhow::Result<()> {
             m["recall@100"].as_f64().unwrap_or(f64::NAN)
         );
     };
-    row(&format!("engine ({} threads)", engine["threads"]), &engine);
+    row(&format!("engine ({} threads)", engine["threads"]), engine);
     row(
         &format!("ranx {}", py["ranx"]["version"].as_str().unwrap_or("?")),
         &py["ranx"],
@@ -172,12 +174,11 @@ pub fn eval(queries: usize, docs: usize) -> anyhow::Result<()> {
     for (name, other) in [("ranx", &py["ranx"]), ("pytrec_eval", &py["pytrec_eval"])] {
         println!(
             "engine vs {name}: {:.1}x total, {:.1}x evaluation only, {:.1}x loading",
-            t(other, "total_s") / t(&engine, "total_s"),
-            t(other, "evaluate_s") / t(&engine, "evaluate_s"),
-            t(other, "load_s") / t(&engine, "load_s"),
+            t(other, "total_s") / t(engine, "total_s"),
+            t(other, "evaluate_s") / t(engine, "evaluate_s"),
+            t(other, "load_s") / t(engine, "load_s"),
         );
     }
-    Ok(())
 }
 
 /// Writes `n` instruction-negative records (one hard negative each) from real passages: the
@@ -217,6 +218,53 @@ pub fn training_records(path: &std::path::Path, n: usize) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// Runs `trainer train --loss infonce` (release) into `out` and returns its pairs/s over the
+/// steps after the first (the same convention as the Python side). `shape`: batch, steps,
+/// query and passage lengths.
+fn trainer_pairs_per_s(
+    model_dir: &std::path::Path,
+    records: &std::path::Path,
+    out: &std::path::Path,
+    shape: [usize; 4],
+    device: &str,
+) -> anyhow::Result<f64> {
+    let [batch, steps, query_len, passage_len] = shape.map(|x| x.to_string());
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.args(["run", "--quiet", "--release", "-p", "trainer"]);
+    if device != "cpu" {
+        cargo.args(["--features", &format!("engine/{device}")]);
+    }
+    let status = cargo
+        .args(["--", "train", "--loss", "infonce", "--warmup-ratio", "0"])
+        .args(["--checkpoint-every", "0", "--device", device])
+        .arg("--model")
+        .arg(model_dir)
+        .arg("--data")
+        .arg(records)
+        .arg("--output")
+        .arg(out)
+        .args(["--batch-size", &batch, "--max-steps", &steps])
+        .args(["--query-max-length", &query_len])
+        .args(["--passage-max-length", &passage_len])
+        .current_dir(root())
+        .status()?;
+    anyhow::ensure!(status.success(), "trainer train failed");
+    let log = std::fs::read_to_string(out.join("metrics.jsonl"))?;
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| v["loss"].is_number())
+        .collect();
+    anyhow::ensure!(lines.len() >= 2, "too few steps logged");
+    let secs = lines.last().unwrap()["elapsed_s"].as_f64().unwrap_or(0.0)
+        - lines[0]["elapsed_s"].as_f64().unwrap_or(0.0);
+    let pairs: f64 = lines[1..]
+        .iter()
+        .map(|l| l["pairs"].as_f64().unwrap_or(0.0))
+        .sum();
+    Ok(pairs / secs)
+}
+
 /// `cargo xtask bench-train`: training throughput (pairs/s) of `trainer train --loss infonce`
 /// against sentence-transformers' MultipleNegativesRankingLoss on the same records, model,
 /// batch and sequence lengths, in the same run.
@@ -233,59 +281,13 @@ pub fn train(
     let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
     let out = std::env::temp_dir().join(format!("ifir-bench-train-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo.args(["run", "--quiet", "--release", "-p", "trainer"]);
-    if device != "cpu" {
-        cargo.args(["--features", &format!("engine/{device}")]);
-    }
-    let status = cargo
-        .args([
-            "--",
-            "train",
-            "--loss",
-            "infonce",
-            "--warmup-ratio",
-            "0",
-            "--checkpoint-every",
-            "0",
-        ])
-        .arg("--model")
-        .arg(&model_dir)
-        .arg("--data")
-        .arg(&records)
-        .arg("--output")
-        .arg(&out)
-        .args([
-            "--batch-size",
-            &batch.to_string(),
-            "--max-steps",
-            &steps.to_string(),
-        ])
-        .args([
-            "--query-max-length",
-            &query_len.to_string(),
-            "--passage-max-length",
-            &passage_len.to_string(),
-        ])
-        .args(["--device", device])
-        .current_dir(root())
-        .status()?;
-    anyhow::ensure!(status.success(), "trainer train failed");
-    // pairs/s over the steps after the first (the same convention as the Python side).
-    let log = std::fs::read_to_string(out.join("metrics.jsonl"))?;
-    let lines: Vec<serde_json::Value> = log
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .filter(|v: &serde_json::Value| v["loss"].is_number())
-        .collect();
-    anyhow::ensure!(lines.len() >= 2, "too few steps logged");
-    let secs = lines.last().unwrap()["elapsed_s"].as_f64().unwrap_or(0.0)
-        - lines[0]["elapsed_s"].as_f64().unwrap_or(0.0);
-    let pairs: f64 = lines[1..]
-        .iter()
-        .map(|l| l["pairs"].as_f64().unwrap_or(0.0))
-        .sum();
-    let ours = pairs / secs;
+    let ours = trainer_pairs_per_s(
+        &model_dir,
+        &records,
+        &out,
+        [batch, steps, query_len, passage_len],
+        device,
+    )?;
     let st = capture(
         Command::new(&python)
             .arg(root().join("trainer/benches/st_train_throughput.py"))

@@ -1,6 +1,6 @@
 //! The composite tasks: demo, test, golden.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context};
@@ -247,6 +247,67 @@ pub fn golden() -> anyhow::Result<()> {
 /// and without instructions; writes RESULTS.md.
 pub fn results() -> anyhow::Result<()> {
     let model_dir = model::fetch_default()?;
+    let sets = result_sets();
+    step("building trainer (release)");
+    run(cargo().args(["build", "--release", "-p", "trainer"]))?;
+    let trainer = target_dir().join("release/trainer");
+    let metrics = "ndcg@10,map@1000,mrr@10,recall@100";
+    let cache = home().join(".cache/ifir/passages");
+    let mut table = String::new();
+    table.push_str(
+        "| set | instruction | nDCG@10 | MAP@1000 | MRR@10 | Recall@100 | p-MRR | WISE | SICR |\n",
+    );
+    table.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    for (label, dir) in &sets {
+        // A set without any instruction (the MS MARCO subset) has only the query-alone row.
+        let variants: &[bool] = if has_instructions(dir) {
+            &[true, false]
+        } else {
+            &[true]
+        };
+        for &no_instruction in variants {
+            let what = if no_instruction {
+                "query alone"
+            } else {
+                "with instruction"
+            };
+            step(&format!("{label}, {what}"));
+            match eval_json(&trainer, dir, &model_dir, &cache, metrics, no_instruction) {
+                Ok(v) => {
+                    let row = result_row(label, no_instruction, &v);
+                    print!("{row}");
+                    table.push_str(&row);
+                }
+                Err(err) => {
+                    // One unreadable set must not cost the others: say so in the table and go on.
+                    let err = err.replace('|', "/");
+                    println!("FAILED: {label}: {err}");
+                    table.push_str(&format!(
+                        "| {label} | not evaluated: {err} | | | | | | | |\n"
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    let doc = format!(
+        "The default model (all-MiniLM-L6-v2, no fine-tuning) on the evaluation sets, values x100.\n\
+         Produced by `cargo xtask results` (CPU; template `instruction-first`; re-ranking each query's\n\
+         candidates when the set has `candidates.tsv`, else full-corpus retrieval, depth 1000).\n\
+         For sets with changed instructions the metrics are those of the changed (instructed) mode judged\n\
+         with `qrels/changed.tsv`; \"query alone\" encodes the bare query in every mode. For BIRCO the\n\
+         instruction is the task objective (`instruction_og`). p-MRR, WISE and SICR need changed and\n\
+         reversed modes, which only the demo set has. BIRCO DORIS-MAE grades relevance with fractions\n\
+         (averaged annotator votes); they are used as real-valued gains, and any level > 0 counts as\n\
+         relevant for MAP, MRR and Recall.\n\n{table}"
+    );
+    write_marked("results", &doc)?;
+    println!("\nRESULTS.md written");
+    Ok(())
+}
+
+/// The sets `results` evaluates: the built-in ones, and the shared ones when present.
+fn result_sets() -> Vec<(String, PathBuf)> {
     let shared = root().join("../shared/data");
     let mut sets: Vec<(String, PathBuf)> = vec![
         ("demo (built-in)".into(), root().join("engine/demo")),
@@ -266,95 +327,52 @@ pub fn results() -> anyhow::Result<()> {
     } else {
         println!("SKIPPED: ../shared/data is absent; only the demo set is evaluated");
     }
-    step("building trainer (release)");
-    run(cargo().args(["build", "--release", "-p", "trainer"]))?;
-    let trainer = target_dir().join("release/trainer");
-    let metrics = "ndcg@10,map@1000,mrr@10,recall@100";
-    let cache = home().join(".cache/ifir/passages");
-    let mut table = String::new();
-    table.push_str(
-        "| set | instruction | nDCG@10 | MAP@1000 | MRR@10 | Recall@100 | p-MRR | WISE | SICR |\n",
-    );
-    table.push_str("|---|---|---|---|---|---|---|---|---|\n");
-    for (label, dir) in &sets {
-        // A set without any instruction (the MS MARCO subset) has only the query-alone row.
-        let instructed = std::fs::read_to_string(dir.join("queries.jsonl"))
-            .map(|t| {
-                t.lines()
-                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                    .any(|q| {
-                        ["instruction_og", "instruction_changed"]
-                            .iter()
-                            .any(|k| q[k].as_str().is_some_and(|s| !s.trim().is_empty()))
-                    })
-            })
-            .unwrap_or(true);
-        let variants: &[bool] = if instructed { &[true, false] } else { &[true] };
-        for &no_instruction in variants {
-            step(&format!(
-                "{label}, {}",
-                if no_instruction {
-                    "query alone"
-                } else {
-                    "with instruction"
-                }
-            ));
-            let v = match eval_json(&trainer, dir, &model_dir, &cache, metrics, no_instruction) {
-                Ok(v) => v,
-                Err(err) => {
-                    // One unreadable set must not cost the others: say so in the table and go on.
-                    let err = err.replace('|', "/");
-                    println!("FAILED: {label}: {err}");
-                    table.push_str(&format!(
-                        "| {label} | not evaluated: {err} | | | | | | | |\n"
-                    ));
-                    break;
-                }
-            };
-            // The instructed mode when the set has one, else the og mode (BIRCO: og holds the objective).
-            let mode = if v.get("changed").is_some() {
-                "changed"
-            } else {
-                "og"
-            };
-            let f = |x: &serde_json::Value| {
-                x.as_f64()
-                    .map(|x| format!("{:.2}", x * 100.0))
-                    .unwrap_or_else(|| "-".into())
-            };
-            let what = match (no_instruction, mode) {
-                (true, _) => "query alone".to_string(),
-                (false, "changed") => "instruction (changed mode)".to_string(),
-                (false, _) => "task objective".to_string(),
-            };
-            let row = format!(
-                "| {label} | {what} | {} | {} | {} | {} | {} | {} | {} |\n",
-                f(&v[mode]["ndcg@10"]),
-                f(&v[mode]["map@1000"]),
-                f(&v[mode]["mrr@10"]),
-                f(&v[mode]["recall@100"]),
-                f(&v["p-mrr"]),
-                f(&v["wise"]),
-                f(&v["sicr"])
-            );
-            print!("{row}");
-            table.push_str(&row);
-        }
-    }
-    let doc = format!(
-        "The default model (all-MiniLM-L6-v2, no fine-tuning) on the evaluation sets, values x100.\n\
-         Produced by `cargo xtask results` (CPU; template `instruction-first`; re-ranking each query's\n\
-         candidates when the set has `candidates.tsv`, else full-corpus retrieval, depth 1000).\n\
-         For sets with changed instructions the metrics are those of the changed (instructed) mode judged\n\
-         with `qrels/changed.tsv`; \"query alone\" encodes the bare query in every mode. For BIRCO the\n\
-         instruction is the task objective (`instruction_og`). p-MRR, WISE and SICR need changed and\n\
-         reversed modes, which only the demo set has. BIRCO DORIS-MAE grades relevance with fractions\n\
-         (averaged annotator votes); they are used as real-valued gains, and any level > 0 counts as\n\
-         relevant for MAP, MRR and Recall.\n\n{table}"
-    );
-    write_marked("results", &doc)?;
-    println!("\nRESULTS.md written");
-    Ok(())
+    sets
+}
+
+/// Whether any query of the set in `dir` has an instruction (an unreadable set: assume so).
+fn has_instructions(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("queries.jsonl"))
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .any(|q| {
+                    ["instruction_og", "instruction_changed"]
+                        .iter()
+                        .any(|k| q[k].as_str().is_some_and(|s| !s.trim().is_empty()))
+                })
+        })
+        .unwrap_or(true)
+}
+
+/// One table row from `trainer eval --json`: the instructed mode when the set has one, else
+/// the og mode (BIRCO: og holds the objective).
+fn result_row(label: &str, no_instruction: bool, v: &serde_json::Value) -> String {
+    let mode = if v.get("changed").is_some() {
+        "changed"
+    } else {
+        "og"
+    };
+    let f = |x: &serde_json::Value| {
+        x.as_f64()
+            .map(|x| format!("{:.2}", x * 100.0))
+            .unwrap_or_else(|| "-".into())
+    };
+    let what = match (no_instruction, mode) {
+        (true, _) => "query alone",
+        (false, "changed") => "instruction (changed mode)",
+        (false, _) => "task objective",
+    };
+    format!(
+        "| {label} | {what} | {} | {} | {} | {} | {} | {} | {} |\n",
+        f(&v[mode]["ndcg@10"]),
+        f(&v[mode]["map@1000"]),
+        f(&v[mode]["mrr@10"]),
+        f(&v[mode]["recall@100"]),
+        f(&v["p-mrr"]),
+        f(&v["wise"]),
+        f(&v["sicr"])
+    )
 }
 
 /// `trainer eval --json` of `model` on the set `dir` (passages cached in `cache`), or the

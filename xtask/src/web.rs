@@ -429,7 +429,9 @@ fn handle(dir: &Path, stream: TcpStream) -> std::io::Result<()> {
         );
     }
     let path = target.split(['?', '#']).next().unwrap_or("/");
-    let decoded = percent_decode(path);
+    let decoded = percent_encoding::percent_decode_str(path)
+        .decode_utf8_lossy()
+        .into_owned();
     let mut file = dir.to_path_buf();
     for part in decoded.split('/') {
         if part.is_empty() || part == "." {
@@ -462,24 +464,6 @@ fn handle(dir: &Path, stream: TcpStream) -> std::io::Result<()> {
             b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found",
         ),
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Where `cargo xtask recipe` writes its fine-tuned model.
@@ -582,8 +566,39 @@ pub fn e2e() -> anyhow::Result<()> {
     let site = root().join("tests/e2e/artifacts/site");
     let artifacts = root().join("tests/e2e/artifacts");
     std::fs::create_dir_all(&artifacts)?;
-    // A second model for the model picker: the default one fine-tuned for three steps with
-    // the test build's `trainer train` (a large learning rate, so its rankings differ).
+    let tuned_model = finetuned_model(&model, &artifacts)?;
+    build_site(
+        &site,
+        &site_models(model.clone(), std::slice::from_ref(&tuned_model))?,
+        Builder::Direct,
+    )?;
+    setup::apt_install(&["chromium"])?;
+    let e2e = root().join("tests/e2e");
+    npm_ci(
+        &e2e,
+        "playwright-core",
+        "playwright-core, without its browser download",
+    )?;
+    step("native reference rankings (trainer search, CPU)");
+    let reference_path = native_references(&model, &tuned_model, &artifacts)?;
+    let listener = TcpListener::bind(("127.0.0.1", 0))?;
+    let port = listener.local_addr()?.port();
+    let served = site.clone();
+    std::thread::spawn(move || serve(&served, listener));
+    step(&format!("headless Chromium on http://127.0.0.1:{port}/"));
+    // `run` starts commands in the workspace root: name the script by its full path (node
+    // resolves playwright-core from the script's folder).
+    run(Command::new("node")
+        .arg(e2e.join("app.test.mjs"))
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .arg(&reference_path)
+        .arg(&artifacts))?;
+    Ok(())
+}
+
+/// A second model for the model picker: the default one fine-tuned for three steps with the
+/// test build's `trainer train` (a large learning rate, so its rankings differ).
+fn finetuned_model(model: &Path, artifacts: &Path) -> anyhow::Result<PathBuf> {
     step("a fine-tuned model for the model switch (trainer train, 3 steps)");
     build_test_trainer()?;
     let tuned = artifacts.join("finetuned");
@@ -600,43 +615,39 @@ pub fn e2e() -> anyhow::Result<()> {
             "--lr",
             "1e-3",
         ])
-        .args([
-            "--warmup-ratio",
-            "0",
-            "--checkpoint-every",
-            "0",
-            "--passage-max-length",
-            "128",
-        ])
+        .args(["--warmup-ratio", "0", "--checkpoint-every", "0"])
+        .args(["--passage-max-length", "128"])
         .arg("--model")
-        .arg(&model)
+        .arg(model)
         .arg("--data")
         .arg(&records)
         .arg("--output")
         .arg(&tuned))?;
-    let tuned_model = tuned.join("model");
-    build_site(
-        &site,
-        &site_models(model.clone(), std::slice::from_ref(&tuned_model))?,
-        Builder::Direct,
-    )?;
-    setup::apt_install(&["chromium"])?;
+    Ok(tuned.join("model"))
+}
+
+/// The native engine's rankings the page must reproduce: every case of `cases.json` on the
+/// demo corpus (`native.json`, returned), the first case on one topic for the WebGPU check
+/// (`native-topic.json`) and under the fine-tuned model (`native-finetuned.json`).
+fn native_references(
+    model: &Path,
+    tuned_model: &Path,
+    artifacts: &Path,
+) -> anyhow::Result<PathBuf> {
     let e2e = root().join("tests/e2e");
-    npm_ci(
-        &e2e,
-        "playwright-core",
-        "playwright-core, without its browser download",
-    )?;
-    step("native reference rankings (trainer search, CPU)");
     let cases: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(e2e.join("cases.json"))?)?;
     let demo_corpus = root().join("engine/demo/corpus.jsonl");
-    let index = artifacts.join("demo.index");
-    let _ = std::fs::remove_file(&index);
-    let mut reference = Vec::new();
+    let fresh_index = |name: &str| {
+        let index = artifacts.join(name);
+        let _ = std::fs::remove_file(&index);
+        index
+    };
+    let index = fresh_index("demo.index");
     let cases = cases.as_array().context("tests/e2e/cases.json: a list")?;
+    let mut reference = Vec::new();
     for case in cases {
-        let top5 = native_columns(&model, &demo_corpus, &index, case)?;
+        let top5 = native_columns(model, &demo_corpus, &index, case)?;
         reference.push(serde_json::json!({"case": case, "top5": top5}));
     }
     let reference_path = artifacts.join("native.json");
@@ -657,9 +668,7 @@ pub fn e2e() -> anyhow::Result<()> {
         .map(str::to_string)
         .collect();
     std::fs::write(&topic_corpus, lines.join("\n") + "\n")?;
-    let topic_index = artifacts.join("topic.index");
-    let _ = std::fs::remove_file(&topic_index);
-    let top5 = native_columns(&model, &topic_corpus, &topic_index, &cases[0])?;
+    let top5 = native_columns(model, &topic_corpus, &fresh_index("topic.index"), &cases[0])?;
     std::fs::write(
         artifacts.join("native-topic.json"),
         serde_json::to_string_pretty(
@@ -668,12 +677,10 @@ pub fn e2e() -> anyhow::Result<()> {
     )?;
     // The fine-tuned model's instructed top-5 for the first case (the model-switch check).
     let case = &cases[0];
-    let tuned_index = artifacts.join("finetuned.index");
-    let _ = std::fs::remove_file(&tuned_index);
     let ids = native_top5(
-        &tuned_model,
+        tuned_model,
         &demo_corpus,
-        &tuned_index,
+        &fresh_index("finetuned.index"),
         case["query"].as_str().unwrap_or(""),
         case["instruction"].as_str().unwrap_or(""),
     )?;
@@ -681,17 +688,5 @@ pub fn e2e() -> anyhow::Result<()> {
         artifacts.join("native-finetuned.json"),
         serde_json::to_string_pretty(&serde_json::json!({"case": case, "instructed": ids}))?,
     )?;
-    let listener = TcpListener::bind(("127.0.0.1", 0))?;
-    let port = listener.local_addr()?.port();
-    let served = site.clone();
-    std::thread::spawn(move || serve(&served, listener));
-    step(&format!("headless Chromium on http://127.0.0.1:{port}/"));
-    // `run` starts commands in the workspace root: name the script by its full path (node
-    // resolves playwright-core from the script's folder).
-    run(Command::new("node")
-        .arg(e2e.join("app.test.mjs"))
-        .arg(format!("http://127.0.0.1:{port}/"))
-        .arg(&reference_path)
-        .arg(&artifacts))?;
-    Ok(())
+    Ok(reference_path)
 }

@@ -188,16 +188,12 @@ impl Run {
         Ok(())
     }
 
-    /// Writes the run to `path` atomically (a `.partial` file renamed at the end).
+    /// Writes the run to `path` atomically ([`crate::atomic`]).
     pub fn save_trec(&self, path: &Path, tag: &str) -> Result<()> {
-        let partial = path.with_extension("partial");
-        let file = std::fs::File::create(&partial).map_err(|e| EngineError::io(&partial, e))?;
-        let mut out = std::io::BufWriter::new(file);
+        let mut out = crate::atomic::AtomicFile::create(path)?;
         self.write_trec(&mut out, tag)
-            .and_then(|_| out.flush())
-            .map_err(|e| EngineError::io(&partial, e))?;
-        drop(out);
-        std::fs::rename(&partial, path).map_err(|e| EngineError::io(path, e))
+            .map_err(|e| EngineError::io(path, e))?;
+        out.commit()
     }
 }
 

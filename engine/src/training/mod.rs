@@ -13,8 +13,10 @@ use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::bert::BertModel;
 use crate::config::Pooling;
+use crate::encoder::{forward_pooled, Plan};
 use crate::error::Result;
-use crate::tokenize::{TextTokenizer, TokenBatch};
+use crate::instruction::CrossAttentionInteraction;
+use crate::tokenize::TextTokenizer;
 
 pub use batch::{epoch_order, BatchLayout, TrainingTuple, TupleIndex};
 pub use objectives::{Factor, Loss, Objective};
@@ -32,40 +34,40 @@ pub fn l2_normalize_rows(x: Tensor<2>) -> Tensor<2> {
 }
 
 /// Embeds `texts` with gradients flowing into `model` (when it lives on an autodiff device):
-/// tokenise with `tokenizer` (its max length truncates), run the transformer in length-sorted
-/// chunks of at most `chunk` texts (little padding), pool, L2-normalise. Rows are in input
-/// order.
+/// the encoder's own planning and forward pass ([`crate::encoder::Plan`],
+/// [`crate::encoder::forward_pooled`]) in length-sorted batches of at most `chunk` texts, then
+/// L2-normalised rows in input order.
 pub fn embed(
     model: &BertModel,
     tokenizer: &TextTokenizer,
     pad_id: u32,
     pooling: Pooling,
-    texts: &[String],
+    texts: &[&str],
     chunk: usize,
 ) -> Result<Tensor<2>> {
     let device = model_device(model);
-    let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-    let tokens = tokenizer.encode(&refs)?;
-    let mut order: Vec<usize> = (0..texts.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(tokens[i].len()));
-    let mut parts = Vec::new();
-    for c in order.chunks(chunk.max(1)) {
-        let rows: Vec<&[u32]> = c.iter().map(|&i| tokens[i].as_slice()).collect();
-        let batch = TokenBatch::pad(&rows, pad_id);
-        let shape = [batch.batch(), batch.seq];
-        let ids = Tensor::<2, Int>::from_data(TensorData::new(batch.ids.clone(), shape), &device);
-        let mask = Tensor::<2>::from_data(TensorData::new(batch.mask.clone(), shape), &device);
-        let hidden = model.forward(ids, mask);
-        parts.push(crate::encoder::pool(hidden, &batch, pooling, &device));
-    }
-    let sorted = Tensor::cat(parts, 0);
-    // Back to input order: row r of the result is row inverse[r] of `sorted`.
-    let mut inverse = vec![0i64; texts.len()];
+    let plan = Plan::new(tokenizer, texts, chunk)?;
+    let parts: Vec<Tensor<2>> = plan
+        .batches
+        .iter()
+        .map(|rows| forward_pooled(model, &plan.batch(rows, pad_id), pooling, &device))
+        .collect();
+    let order: Vec<usize> = plan.batches.concat();
+    Ok(l2_normalize_rows(in_input_order(
+        Tensor::cat(parts, 0),
+        &order,
+        &device,
+    )))
+}
+
+/// Rows of `stacked` (row `k` is input row `order[k]`) put back in input order.
+fn in_input_order(stacked: Tensor<2>, order: &[usize], device: &burn::tensor::Device) -> Tensor<2> {
+    let mut inverse = vec![0i64; order.len()];
     for (pos, &i) in order.iter().enumerate() {
         inverse[i] = pos as i64;
     }
-    let inverse = Tensor::<1, Int>::from_data(TensorData::new(inverse, [texts.len()]), &device);
-    Ok(l2_normalize_rows(sorted.select(0, inverse)))
+    let inverse = Tensor::<1, Int>::from_data(TensorData::new(inverse, [order.len()]), device);
+    stacked.select(0, inverse)
 }
 
 fn model_device(model: &BertModel) -> burn::tensor::Device {
@@ -78,41 +80,37 @@ fn model_device(model: &BertModel) -> burn::tensor::Device {
 }
 
 /// Embeds (instruction, query) pairs with the cross-attention interaction (Interaction II),
-/// gradients flowing into both `model` and `module`; a pair with an empty instruction is the
-/// query's own embedding. Rows are L2-normalised, in input order.
+/// gradients flowing into both `model` and `module`: the pairs with an instruction through
+/// [`CrossAttentionInteraction::embed`] (the encoder's code), the others as the query's own
+/// embedding. Rows are L2-normalised, in input order.
 pub fn embed_cross_attention(
     model: &BertModel,
-    module: &crate::instruction::CrossAttentionInteraction,
+    module: &CrossAttentionInteraction,
     tokenizer: &TextTokenizer,
     pad_id: u32,
     pooling: Pooling,
-    pairs: &[(String, String)],
+    pairs: &[(&str, &str)],
 ) -> Result<Tensor<2>> {
     let device = model_device(model);
-    let mut rows = Vec::with_capacity(pairs.len());
-    for (instruction, query) in pairs {
-        if instruction.trim().is_empty() {
-            rows.push(embed(
-                model,
-                tokenizer,
-                pad_id,
-                pooling,
-                std::slice::from_ref(query),
-                1,
-            )?);
-            continue;
-        }
-        let hidden = |text: &str| -> Result<(Tensor<3>, Tensor<2>)> {
-            let tokens = tokenizer.encode(&[text])?;
-            let batch = TokenBatch::pad(&[tokens[0].as_slice()], pad_id);
-            let shape = [1, batch.seq];
-            let ids = Tensor::<2, Int>::from_data(TensorData::new(batch.ids, shape), &device);
-            let mask = Tensor::<2>::from_data(TensorData::new(batch.mask, shape), &device);
-            Ok((model.forward(ids, mask.clone()), mask))
-        };
-        let (hi, mi) = hidden(instruction)?;
-        let (hq, mq) = hidden(query)?;
-        rows.push(l2_normalize_rows(module.forward(hi, mi, hq, mq)));
+    let (plain, mixed): (Vec<usize>, Vec<usize>) =
+        (0..pairs.len()).partition(|&i| pairs[i].0.trim().is_empty());
+    let mut parts = Vec::new();
+    if !plain.is_empty() {
+        let queries: Vec<&str> = plain.iter().map(|&i| pairs[i].1).collect();
+        parts.push(embed(
+            model,
+            tokenizer,
+            pad_id,
+            pooling,
+            &queries,
+            plain.len(),
+        )?);
     }
-    Ok(Tensor::cat(rows, 0))
+    if !mixed.is_empty() {
+        let chosen: Vec<(&str, &str)> = mixed.iter().map(|&i| pairs[i]).collect();
+        let pooled = module.embed(model, tokenizer, pad_id, &chosen)?;
+        parts.push(l2_normalize_rows(pooled));
+    }
+    let order: Vec<usize> = plain.into_iter().chain(mixed).collect();
+    Ok(in_input_order(Tensor::cat(parts, 0), &order, &device))
 }

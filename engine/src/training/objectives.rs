@@ -30,8 +30,7 @@ use burn::tensor::{Int, Tensor, TensorData};
 use crate::error::{EngineError, Result};
 use crate::training::batch::BatchLayout;
 
-/// Additive bias of a masked entry: `exp` of it underflows to exactly zero.
-const MASKED: f32 = -1.0e9;
+use crate::bert::MASKED;
 
 /// One marginal block of InF-Embed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +136,8 @@ impl FromStr for Objective {
         Ok(objective)
     }
 }
+
+serde_as_text!(Objective);
 
 impl fmt::Display for Objective {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -7,6 +7,79 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use engine::training::{Factor, Objective};
+use engine::{BackendKind, QueryTemplate};
+
+/// How instruction and query meet in training (seeds-spec §2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InteractionKind {
+    /// One text through the template.
+    #[serde(rename = "concat", alias = "concatenation")]
+    Concat,
+    /// The engine's cross-attention module, trained with the encoder.
+    #[serde(rename = "cross-attention", alias = "cross")]
+    CrossAttention,
+}
+
+impl std::str::FromStr for InteractionKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "concat" | "concatenation" => Ok(InteractionKind::Concat),
+            "cross-attention" | "cross" => Ok(InteractionKind::CrossAttention),
+            other => Err(format!(
+                "unknown interaction '{other}': use concat or cross-attention"
+            )),
+        }
+    }
+}
+
+/// The learning rate after warm-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    /// Down to 0 in a straight line.
+    Linear,
+    /// Half a cosine down to 0.
+    Cosine,
+    /// The peak rate throughout.
+    Constant,
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "linear" => Ok(Schedule::Linear),
+            "cosine" => Ok(Schedule::Cosine),
+            "constant" => Ok(Schedule::Constant),
+            other => Err(format!(
+                "unknown schedule '{other}': use linear, cosine or constant"
+            )),
+        }
+    }
+}
+
+impl Schedule {
+    /// Learning-rate factor at `step` (0-based) of `total`: linear warm-up over
+    /// `warmup_ratio` of the steps, then this decay.
+    pub fn factor(self, step: usize, total: usize, warmup_ratio: f64) -> f64 {
+        let warmup = (warmup_ratio * total as f64).round() as usize;
+        let s = step as f64;
+        if step < warmup {
+            return (s + 1.0) / (warmup as f64 + 1.0);
+        }
+        let progress = (s - warmup as f64) / ((total - warmup).max(1) as f64);
+        match self {
+            Schedule::Cosine => 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()),
+            Schedule::Constant => 1.0,
+            Schedule::Linear => (1.0 - progress).max(0.0),
+        }
+    }
+}
+
 macro_rules! train_config {
     ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr ;)*) => {
         /// Every setting of a training run. Missing fields of a config file take their
@@ -47,9 +120,9 @@ train_config! {
     /// Run folder: config.json, checkpoints/, metrics.jsonl, plots/, model/.
     output: PathBuf = PathBuf::from("runs/train");
     /// Compute device: cpu, wgpu, vulkan or cuda.
-    device: String = "cpu".into();
+    device: BackendKind = BackendKind::Cpu;
     /// Objective: uni-p, uni-i, uni-iq, uni-p-i, uni-p-iq, uni-i-iq, uni-p-i-iq, multi-p-i, multi-p-iq, multi-i-iq, multi-p-i-iq or infonce.
-    loss: String = "multi-p-i".into();
+    loss: Objective = Objective::Multivariate(vec![Factor::P, Factor::I]);
     /// Temperature τ of the cosine scores; 0 takes the objective's own (0.05 InF-Embed, 0.02 InfoNCE).
     temperature: f64 = 0.0;
     /// The paper's literal marginal sums (positive counted in every block, duplicates counted) instead of positive-once masking.
@@ -59,9 +132,9 @@ train_config! {
     /// Put the query alone (no instruction) into every anchor's I block, so a positive must score higher with its instruction than with the bare query (InfoSearch's SICR condition).
     query_alone_in_block: bool = false;
     /// How instruction and query meet: concat (one text through --template) or cross-attention (engine's Interaction II module, trained too).
-    interaction: String = "concat".into();
+    interaction: InteractionKind = InteractionKind::Concat;
     /// Template joining instruction and query: instruction-first, query-first, instruct, or a pattern with {instruction} and {query}.
-    template: String = "instruction-first".into();
+    template: QueryTemplate = QueryTemplate::default();
     /// Records per micro-batch (an InF-IR record gives 3 tuples, a dual-view record 2); siblings and views stay together.
     batch_size: usize = 4;
     /// Micro-batches per optimiser step (gradients summed; in-batch negatives stay within a micro-batch).
@@ -93,7 +166,7 @@ train_config! {
     /// Linear warm-up, as a share of all steps.
     warmup_ratio: f64 = 0.1;
     /// Decay after warm-up: linear, cosine or constant.
-    schedule: String = "linear".into();
+    schedule: Schedule = Schedule::Linear;
     /// Clip the global gradient norm to this (0 = no clipping).
     max_grad_norm: f64 = 1.0;
     /// Seed of the data order and of instruction sampling.

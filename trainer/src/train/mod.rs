@@ -21,8 +21,8 @@ use burn::tensor::{Bytes, Tensor};
 use engine::model_files::{ModelFiles, TOKENIZER_JSON};
 use engine::rng::SplitMix64;
 use engine::tokenize::TextTokenizer;
-use engine::training::{epoch_order, BatchLayout, Loss, Objective, RecordFile, TrainingTuple};
-use engine::{BackendKind, Device, ModelConfig};
+use engine::training::{epoch_order, BatchLayout, Loss, RecordFile, TrainingTuple};
+use engine::{Device, ModelConfig};
 
 use crate::cli::TrainArgs;
 use checkpoint::CheckpointState;
@@ -34,7 +34,7 @@ pub use model::Texts;
 /// Stream id of the I-block sampling generator (the data order uses the epoch number).
 const SAMPLING_STREAM: u64 = 0x5EED_1B10_C40D;
 
-/// `trainer train`.
+/// `trainer train`: settings, then the stages of a run.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let mut config = match &args.config {
         Some(path) => TrainConfig::read(path)?,
@@ -42,265 +42,402 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     };
     config.apply(&args.overrides);
     let plan = Plan::new(&config)?;
-    let output = config.output.clone();
+    let resume_from = resume_point(&config.output, args.resume)?;
+    let setup = Setup::new(&config)?;
+    let records = read_records(&config, args.skip_bad_records)?;
+    let mut run = Run::start(config, plan, setup, records, resume_from)?;
+    run.evaluate_at_start()?;
+    while run.step < run.total_steps {
+        run = run.train_step()?;
+        run.after_step()?;
+    }
+    run.finish()
+}
 
-    // A run folder with checkpoints is only continued on request: never overwrite work.
-    let resume_from = if args.resume {
-        let latest = checkpoint::latest(&output)?;
+/// Where a run starts: the newest checkpoint with `--resume`, else nothing. A run folder with
+/// checkpoints is only continued on request, and a fresh run never overwrites an earlier
+/// run's model: work is never lost.
+fn resume_point(output: &Path, resume: bool) -> anyhow::Result<Option<PathBuf>> {
+    let latest = checkpoint::latest(output)?;
+    if resume {
         if latest.is_none() {
             eprintln!(
                 "note: --resume given but {} holds no checkpoint; starting from step 0",
                 output.display()
             );
+            refuse_earlier_run(output)?;
         }
-        latest
-    } else {
-        if checkpoint::latest(&output)?.is_some() {
-            bail!(
-                "{}: this run folder already has checkpoints; pass --resume to continue it, or choose another --output",
-                output.display()
-            );
-        }
-        None
-    };
-    if resume_from.is_none() {
-        refuse_earlier_run(&output)?;
+        return Ok(latest);
     }
+    if latest.is_some() {
+        bail!(
+            "{}: this run folder already has checkpoints; pass --resume to continue it, or choose another --output",
+            output.display()
+        );
+    }
+    refuse_earlier_run(output)?;
+    Ok(None)
+}
 
-    let kind: BackendKind = config.device.parse()?;
-    let device = kind.device()?;
-    let train_device = device.clone().autodiff();
-    let base = ModelFiles::read_dir(&config.model)?;
-    let model_config = ModelConfig::from_files(&base)?;
-    let max_positions = model_config.bert.max_position_embeddings;
-    let tokenizer = |limit: usize| -> anyhow::Result<TextTokenizer> {
-        Ok(TextTokenizer::from_bytes(
-            base.required(TOKENIZER_JSON, "tokenizer")?,
-            &base.path_of(TOKENIZER_JSON),
-            limit.min(max_positions).max(2),
-        )?)
-    };
-    let texts = Texts {
-        query_tokenizer: tokenizer(config.query_max_length)?,
-        passage_tokenizer: tokenizer(config.passage_max_length)?,
-        config: model_config.clone(),
-        template: config.template.parse()?,
-        chunk: config.encode_chunk.max(1),
-    };
+/// What a run reads before it trains: the device, the base model's files, its settings and
+/// the tokenizers at the run's limits.
+struct Setup {
+    device: Device,
+    base: ModelFiles,
+    model_config: ModelConfig,
+    texts: Texts,
+}
 
+impl Setup {
+    fn new(config: &TrainConfig) -> anyhow::Result<Self> {
+        let device = config.device.device()?;
+        let base = ModelFiles::read_dir(&config.model)?;
+        let model_config = ModelConfig::from_files(&base)?;
+        let max_positions = model_config.bert.max_position_embeddings;
+        let tokenizer = |limit: usize| -> anyhow::Result<TextTokenizer> {
+            Ok(TextTokenizer::from_bytes(
+                base.required(TOKENIZER_JSON, "tokenizer")?,
+                &base.path_of(TOKENIZER_JSON),
+                limit.min(max_positions).max(2),
+            )?)
+        };
+        let texts = Texts {
+            query_tokenizer: tokenizer(config.query_max_length)?,
+            passage_tokenizer: tokenizer(config.passage_max_length)?,
+            config: model_config.clone(),
+            template: config.template.clone(),
+            chunk: config.encode_chunk.max(1),
+        };
+        Ok(Setup {
+            device,
+            base,
+            model_config,
+            texts,
+        })
+    }
+}
+
+/// The training records, checked once (bad ones skipped and counted with
+/// `--skip-bad-records`).
+fn read_records(config: &TrainConfig, skip_bad: bool) -> anyhow::Result<RecordFile> {
     let bar = crate::progress::bar(0, "checking training records");
-    let records = RecordFile::open(&config.data, args.skip_bad_records, &mut |done, total| {
+    let records = RecordFile::open(&config.data, skip_bad, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
     })?;
     bar.finish_and_clear();
-    if !records.skipped.is_empty() {
+    if let Some(first) = records.skipped.first() {
         eprintln!(
             "warning: {} bad records skipped (--skip-bad-records), first: {}:{}: {}",
             records.skipped.len(),
             config.data.display(),
-            records.skipped[0].line,
-            records.skipped[0].problem
+            first.line,
+            first.problem
         );
     }
-    let micro_per_epoch = records.len().div_ceil(config.batch_size);
-    let accumulation = config.grad_accumulation.max(1);
-    let total_steps = if config.max_steps > 0 {
-        config.max_steps
-    } else {
-        (micro_per_epoch * config.epochs).div_ceil(accumulation)
-    };
+    Ok(records)
+}
+
+/// A run in progress: the model, its optimiser, the data stream, the log, and where it is.
+struct Run {
+    config: TrainConfig,
+    plan: Plan,
+    setup: Setup,
+    model: TrainModel,
+    optimizer: Optimizer,
+    batches: Batches,
+    log: MetricsLog,
+    eval_set: Option<engine::EvalSet>,
+    resumed: bool,
+    start_step: usize,
+    step: usize,
+    total_steps: usize,
+    accumulation: usize,
+    bar: crate::progress::Progress,
+    started: Instant,
+    pairs_done: usize,
+    last_loss: f64,
+}
+
+/// AdamW over the trained modules.
+type Optimizer = burn::optim::ModuleOptimizer;
+
+impl Run {
+    /// Loads the model (and optimiser state when resuming), writes the run's config and opens
+    /// its log.
+    fn start(
+        config: TrainConfig,
+        plan: Plan,
+        setup: Setup,
+        records: RecordFile,
+        resume_from: Option<PathBuf>,
+    ) -> anyhow::Result<Self> {
+        let micro_per_epoch = records.len().div_ceil(config.batch_size);
+        let accumulation = config.grad_accumulation.max(1);
+        let total_steps = if config.max_steps > 0 {
+            config.max_steps
+        } else {
+            (micro_per_epoch * config.epochs).div_ceil(accumulation)
+        };
+        let (model, optimizer, start_step) = load_model(
+            &config,
+            &plan,
+            &setup,
+            records.len(),
+            resume_from.as_deref(),
+        )?;
+        let output = &config.output;
+        std::fs::create_dir_all(output)
+            .with_context(|| format!("{}: cannot create", output.display()))?;
+        engine::atomic::write(
+            output.join("config.json"),
+            serde_json::to_string_pretty(&config)?.as_bytes(),
+        )?;
+        let log = MetricsLog::open(&output.join("metrics.jsonl"), start_step)?;
+        let eval_set = if config.eval_set.as_os_str().is_empty() {
+            None
+        } else {
+            Some(engine::EvalSet::load(&config.eval_set)?)
+        };
+        eprintln!(
+            "training {} on {} records ({} micro-batches of {} per epoch), {} steps, loss {} (τ = {}), device {}",
+            config.model.display(),
+            records.len(),
+            micro_per_epoch,
+            config.batch_size,
+            total_steps,
+            plan.loss.objective,
+            plan.loss.temperature,
+            config.device.name()
+        );
+        let batches = Batches {
+            records,
+            per_epoch: micro_per_epoch,
+            batch: config.batch_size,
+            seed: config.seed,
+            max_negatives: config.max_hard_negatives,
+            order: None,
+        };
+        let bar = crate::progress::train_bar(total_steps);
+        bar.set_position(start_step as u64);
+        Ok(Run {
+            config,
+            plan,
+            setup,
+            model,
+            optimizer,
+            batches,
+            log,
+            eval_set,
+            resumed: resume_from.is_some(),
+            start_step,
+            step: start_step,
+            total_steps,
+            accumulation,
+            bar,
+            started: Instant::now(),
+            pairs_done: 0,
+            last_loss: f64::NAN,
+        })
+    }
+
+    /// The evaluation before the first step of a fresh run (the base model's numbers).
+    fn evaluate_at_start(&mut self) -> anyhow::Result<()> {
+        if self.start_step == 0 {
+            self.evaluate()?;
+        }
+        Ok(())
+    }
+
+    /// One optimiser step over `accumulation` micro-batches; stops a diverging run before the
+    /// weights change.
+    fn train_step(mut self) -> anyhow::Result<Self> {
+        let (config, step) = (&self.config, self.step);
+        let lr = config.lr
+            * config
+                .schedule
+                .factor(step, self.total_steps, config.warmup_ratio);
+        let mut accumulator = GradientsAccumulator::<TrainModel>::new();
+        let (mut loss_sum, mut pairs) = (0.0, 0);
+        for a in 0..self.accumulation {
+            let micro = step * self.accumulation + a;
+            let layout = self.layout(micro)?;
+            let (value, grads) = self.gradients(&layout)?;
+            if !value.is_finite() {
+                return Err(diverged(
+                    &self.config.output,
+                    format!("loss is {value} at step {} (micro-batch {micro})", step + 1),
+                ));
+            }
+            loss_sum += value;
+            pairs += layout.tuples.len();
+            accumulator.accumulate(&self.model, grads);
+        }
+        let mut grads = accumulator.grads();
+        let grad_norm = clip_global_norm(&mut grads, &self.model, self.config.max_grad_norm);
+        // The mean loss over the accumulated micro-batches.
+        let loss = loss_sum / self.accumulation as f64;
+        if !grad_norm.is_finite() {
+            return Err(diverged(
+                &self.config.output,
+                format!(
+                    "the gradient norm is {grad_norm} at step {} (loss {loss})",
+                    step + 1
+                ),
+            ));
+        }
+        // The model moves through the optimiser: no second reference keeps its old weights.
+        self.model = self.optimizer.step(lr, self.model, grads);
+        self.step += 1;
+        self.last_loss = loss;
+        self.pairs_done += pairs;
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let rate = self.pairs_done as f64 / elapsed.max(1e-9);
+        self.bar
+            .set_message(format!("loss {loss:.4}  {rate:.1} pairs/s"));
+        self.bar.set_position(self.step as u64);
+        self.log
+            .step(self.step, pairs, loss, lr, grad_norm, rate, elapsed)?;
+        Ok(self)
+    }
+
+    /// The batch layout of micro-batch `micro` (its I-block sampled from its own stream).
+    fn layout(&mut self, micro: usize) -> anyhow::Result<BatchLayout> {
+        let tuples = self.batches.micro_batch(micro)?;
+        let mut rng = SplitMix64::for_stream(self.config.seed ^ SAMPLING_STREAM, micro as u64);
+        let needs_block = self.plan.loss.objective.needs_instruction_block();
+        let layout = BatchLayout::new(
+            &tuples,
+            needs_block,
+            self.config.instruction_fraction,
+            &mut rng,
+        );
+        Ok(if self.config.query_alone_in_block && needs_block {
+            layout.with_query_alone()
+        } else {
+            layout
+        })
+    }
+
+    /// The loss and gradients of one micro-batch (GradCache when configured).
+    fn gradients(&self, layout: &BatchLayout) -> anyhow::Result<(f64, GradientsParams)> {
+        let texts = &self.setup.texts;
+        if self.config.grad_cache_chunk > 0 {
+            grad_cache_step(
+                &self.model,
+                texts,
+                layout,
+                &self.plan.loss,
+                self.accumulation,
+                self.config.grad_cache_chunk,
+            )
+        } else {
+            direct_step(
+                &self.model,
+                texts,
+                layout,
+                &self.plan.loss,
+                self.accumulation,
+            )
+        }
+    }
+
+    /// Checkpoints and evaluations due after a step (the last step's come in `finish`).
+    fn after_step(&mut self) -> anyhow::Result<()> {
+        let due = |every: usize| every > 0 && self.step.is_multiple_of(every);
+        if self.step >= self.total_steps {
+            return Ok(());
+        }
+        if due(self.config.checkpoint_every) {
+            self.checkpoint()?;
+            self.log.plot(&self.config.output)?;
+        }
+        if due(self.config.eval_every) {
+            self.evaluate()?;
+        }
+        Ok(())
+    }
+
+    fn checkpoint(&self) -> anyhow::Result<()> {
+        let state = CheckpointState {
+            step: self.step,
+            config: self.config.clone(),
+            loss: self.last_loss,
+            records: self.batches.records.len(),
+        };
+        checkpoint::save(
+            &self.config.output,
+            &self.model,
+            &self.optimizer,
+            &state,
+            self.config.keep_checkpoints,
+        )?;
+        Ok(())
+    }
+
+    /// Evaluates the current weights on the evaluation set, when there is one, and logs it.
+    fn evaluate(&mut self) -> anyhow::Result<()> {
+        if let Some(set) = &self.eval_set {
+            let s = &self.setup;
+            let scores = evaluate(&self.model, &s.base, set, &s.texts.template, &s.device)?;
+            self.log.eval(self.step, &scores)?;
+        }
+        Ok(())
+    }
+
+    /// The last checkpoint, the trained model in `model/`, the final evaluation and plots.
+    fn finish(mut self) -> anyhow::Result<()> {
+        self.bar.finish_and_clear();
+        if self.step > self.start_step || !self.resumed {
+            self.checkpoint()?;
+        }
+        let model_dir = self.config.output.join("model");
+        self.model
+            .valid()
+            .to_files(&self.setup.base)?
+            .write_dir(&model_dir)?;
+        self.evaluate()?;
+        self.log.plot(&self.config.output)?;
+        eprintln!(
+            "done: {} steps, last loss {:.4}, {:.1} pairs/s; model in {}, log in {}",
+            self.step,
+            self.last_loss,
+            self.pairs_done as f64 / self.started.elapsed().as_secs_f64().max(1e-9),
+            model_dir.display(),
+            self.config.output.join("metrics.jsonl").display()
+        );
+        Ok(())
+    }
+}
+
+/// The model and optimiser a run starts from, and its first step: the base model, or the
+/// checkpoint being resumed (which must have been written with the same settings).
+fn load_model(
+    config: &TrainConfig,
+    plan: &Plan,
+    setup: &Setup,
+    records: usize,
+    resume_from: Option<&Path>,
+) -> anyhow::Result<(TrainModel, Optimizer, usize)> {
     let adamw = AdamWConfig::new()
         .with_beta_1(config.beta1 as f32)
         .with_beta_2(config.beta2 as f32)
         .with_epsilon(config.adam_epsilon as f32)
         .with_weight_decay(config.weight_decay as f32);
-
-    let (mut model, mut optimizer, start_step) = match &resume_from {
-        Some(path) => {
-            let (state, files, optimizer_bytes) = checkpoint::read(path, &base)?;
-            check_resumable(&state, &config, records.len())?;
-            let model = TrainModel::load(&files, &model_config, plan.cross, &train_device)?;
-            let optimizer = adamw
-                .init()
-                .from_bytes(Bytes::from_bytes_vec(optimizer_bytes))
-                .map_err(|e| {
-                    anyhow::anyhow!("{}: optimiser state unreadable: {e:?}", path.display())
-                })?;
-            eprintln!("resuming from {} (step {})", path.display(), state.step);
-            (model, optimizer, state.step)
-        }
-        None => (
-            TrainModel::load(&base, &model_config, plan.cross, &train_device)?,
-            adamw.init(),
-            0,
-        ),
+    let train_device = setup.device.clone().autodiff();
+    let Some(path) = resume_from else {
+        let model = TrainModel::load(&setup.base, &setup.model_config, plan.cross, &train_device)?;
+        return Ok((model, adamw.init(), 0));
     };
-
-    std::fs::create_dir_all(&output)
-        .with_context(|| format!("{}: cannot create", output.display()))?;
-    std::fs::write(
-        output.join("config.json"),
-        serde_json::to_string_pretty(&config)?,
-    )
-    .with_context(|| format!("{}: cannot write config.json", output.display()))?;
-    let mut log = MetricsLog::open(&output.join("metrics.jsonl"), start_step)?;
-    let eval_set = if config.eval_set.as_os_str().is_empty() {
-        None
-    } else {
-        Some(engine::EvalSet::load(&config.eval_set)?)
-    };
-    eprintln!(
-        "training {} on {} records ({} micro-batches of {} per epoch), {} steps, loss {} (τ = {}), device {}",
-        config.model.display(),
-        records.len(),
-        micro_per_epoch,
-        config.batch_size,
-        total_steps,
-        plan.loss.objective,
-        plan.loss.temperature,
-        kind.name()
-    );
-    if let (Some(set), 0) = (&eval_set, start_step) {
-        let scores = evaluate(&model, &base, set, &texts.template, &device)?;
-        log.eval(0, &scores)?;
-    }
-
-    let mut batches = Batches {
-        records,
-        per_epoch: micro_per_epoch,
-        batch: config.batch_size,
-        seed: config.seed,
-        max_negatives: config.max_hard_negatives,
-        order: None,
-    };
-    let record_count = batches.records.len();
-    let state_at = |step: usize, loss: f64| CheckpointState {
-        step,
-        config: config.clone(),
-        loss,
-        records: record_count,
-    };
-    let bar = crate::progress::train_bar(total_steps);
-    bar.set_position(start_step as u64);
-    let started = Instant::now();
-    let mut pairs_done = 0usize;
-    let mut last_loss = f64::NAN;
-    let mut step = start_step;
-    while step < total_steps {
-        let lr = config.lr * schedule(&config.schedule, step, total_steps, config.warmup_ratio);
-        let mut accumulator = GradientsAccumulator::<TrainModel>::new();
-        let mut loss_value = 0.0;
-        let mut pairs = 0;
-        for a in 0..accumulation {
-            let micro = step * accumulation + a;
-            let tuples = batches.micro_batch(micro)?;
-            let mut rng = SplitMix64::for_stream(config.seed ^ SAMPLING_STREAM, micro as u64);
-            let mut layout = BatchLayout::new(
-                &tuples,
-                plan.loss.objective.needs_instruction_block(),
-                config.instruction_fraction,
-                &mut rng,
-            );
-            if config.query_alone_in_block && plan.loss.objective.needs_instruction_block() {
-                layout = layout.with_query_alone();
-            }
-            let (value, grads) = if config.grad_cache_chunk > 0 {
-                grad_cache_step(
-                    &model,
-                    &texts,
-                    &layout,
-                    &plan.loss,
-                    accumulation,
-                    config.grad_cache_chunk,
-                )?
-            } else {
-                direct_step(&model, &texts, &layout, &plan.loss, accumulation)?
-            };
-            if !value.is_finite() {
-                return Err(diverged(
-                    &output,
-                    format!("loss is {value} at step {} (micro-batch {micro})", step + 1),
-                ));
-            }
-            loss_value += value;
-            pairs += layout.tuples.len();
-            accumulator.accumulate(&model, grads);
-        }
-        let mut grads = accumulator.grads();
-        let grad_norm = clip_global_norm(&mut grads, &model, config.max_grad_norm);
-        // The mean loss over the accumulated micro-batches.
-        let loss_value = loss_value / accumulation as f64;
-        if !grad_norm.is_finite() {
-            return Err(diverged(
-                &output,
-                format!(
-                    "the gradient norm is {grad_norm} at step {} (loss {loss_value})",
-                    step + 1
-                ),
-            ));
-        }
-        model = optimizer.step(lr, model, grads);
-        step += 1;
-        last_loss = loss_value;
-        pairs_done += pairs;
-        let rate = pairs_done as f64 / started.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!("loss {loss_value:.4}  {rate:.1} pairs/s"));
-        bar.set_position(step as u64);
-        log.step(
-            step,
-            pairs,
-            loss_value,
-            lr,
-            grad_norm,
-            rate,
-            started.elapsed().as_secs_f64(),
-        )?;
-        if config.checkpoint_every > 0
-            && step.is_multiple_of(config.checkpoint_every)
-            && step < total_steps
-        {
-            checkpoint::save(
-                &output,
-                &model,
-                &optimizer,
-                &state_at(step, loss_value),
-                config.keep_checkpoints,
-            )?;
-            log.plot(&output)?;
-        }
-        if let Some(set) = &eval_set {
-            if config.eval_every > 0 && step.is_multiple_of(config.eval_every) && step < total_steps
-            {
-                let scores = evaluate(&model, &base, set, &texts.template, &device)?;
-                log.eval(step, &scores)?;
-            }
-        }
-    }
-    bar.finish_and_clear();
-    if step > start_step || resume_from.is_none() {
-        checkpoint::save(
-            &output,
-            &model,
-            &optimizer,
-            &state_at(step, last_loss),
-            config.keep_checkpoints,
-        )?;
-    }
-    let model_dir = output.join("model");
-    model.valid().to_files(&base)?.write_dir(&model_dir)?;
-    if let Some(set) = &eval_set {
-        let scores = evaluate(&model, &base, set, &texts.template, &device)?;
-        log.eval(step, &scores)?;
-    }
-    log.plot(&output)?;
-    eprintln!(
-        "done: {step} steps, last loss {last_loss:.4}, {:.1} pairs/s; model in {}, log in {}",
-        pairs_done as f64 / started.elapsed().as_secs_f64().max(1e-9),
-        model_dir.display(),
-        output.join("metrics.jsonl").display()
-    );
-    Ok(())
+    let (state, files, optimizer_bytes) = checkpoint::read(path, &setup.base)?;
+    check_resumable(&state, config, records)?;
+    let model = TrainModel::load(&files, &setup.model_config, plan.cross, &train_device)?;
+    let optimizer = adamw
+        .init()
+        .from_bytes(Bytes::from_bytes_vec(optimizer_bytes))
+        .map_err(|e| anyhow::anyhow!("{}: optimiser state unreadable: {e:?}", path.display()))?;
+    eprintln!("resuming from {} (step {})", path.display(), state.step);
+    Ok((model, optimizer, state.step))
 }
 
 /// The error that stops a diverging run before its weights are updated or saved.
@@ -326,8 +463,7 @@ impl Plan {
         if c.data.as_os_str().is_empty() {
             bail!("no training data: pass --data FILE (or set \"data\" in --config)");
         }
-        let objective: Objective = c.loss.parse()?;
-        let mut loss = Loss::new(objective);
+        let mut loss = Loss::new(c.loss.clone());
         if c.temperature < 0.0 || !c.temperature.is_finite() {
             bail!("--temperature must be positive (or 0 for the objective's default)");
         }
@@ -335,17 +471,7 @@ impl Plan {
             loss.temperature = c.temperature;
         }
         loss.literal = c.literal_loss;
-        let cross = match c.interaction.as_str() {
-            "concat" | "concatenation" => false,
-            "cross-attention" | "cross" => true,
-            other => bail!("unknown --interaction '{other}': use concat or cross-attention"),
-        };
-        if !["linear", "cosine", "constant"].contains(&c.schedule.as_str()) {
-            bail!(
-                "unknown --schedule '{}': use linear, cosine or constant",
-                c.schedule
-            );
-        }
+        let cross = c.interaction == config::InteractionKind::CrossAttention;
         if c.batch_size == 0 {
             bail!("--batch-size must be at least 1");
         }
@@ -358,7 +484,6 @@ impl Plan {
         if c.max_steps == 0 && c.epochs == 0 {
             bail!("nothing to do: --epochs 0 and --max-steps 0");
         }
-        c.template.parse::<engine::QueryTemplate>()?;
         Ok(Plan { loss, cross })
     }
 }
@@ -458,21 +583,6 @@ impl Batches {
             tuples.extend(self.records.read(i)?.tuples(self.max_negatives));
         }
         Ok(tuples)
-    }
-}
-
-/// Learning-rate factor at `step` (0-based) of `total`: linear warm-up, then decay.
-pub fn schedule(kind: &str, step: usize, total: usize, warmup_ratio: f64) -> f64 {
-    let warmup = (warmup_ratio * total as f64).round() as usize;
-    let s = step as f64;
-    if step < warmup {
-        return (s + 1.0) / (warmup as f64 + 1.0);
-    }
-    let progress = (s - warmup as f64) / ((total - warmup).max(1) as f64);
-    match kind {
-        "cosine" => 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()),
-        "constant" => 1.0,
-        _ => (1.0 - progress).max(0.0),
     }
 }
 
@@ -625,6 +735,7 @@ fn evaluate(
 ) -> anyhow::Result<Scores> {
     let files = model.valid().to_files(base)?;
     let mut encoder = engine::Encoder::from_files(&files, device)?;
+    encoder.use_template(template.clone());
     encoder.batch_size = 32;
     let bar = crate::progress::bar(set.corpus.len(), "evaluating: encoding corpus");
     let passages =
@@ -634,7 +745,6 @@ fn evaluate(
         &encoder,
         set,
         &passages,
-        template,
         false,
         engine::evaluation::DEFAULT_RUN_DEPTH,
     )?;
@@ -696,8 +806,7 @@ impl MetricsLog {
             text.push_str(&l.to_string());
             text.push('\n');
         }
-        std::fs::write(&self.path, text)
-            .with_context(|| format!("{}: cannot write", self.path.display()))
+        Ok(engine::atomic::write(&self.path, text.as_bytes())?)
     }
 
     fn append(&mut self, v: serde_json::Value) -> anyhow::Result<()> {
@@ -756,7 +865,7 @@ impl MetricsLog {
                 points: points("loss"),
             }],
         );
-        std::fs::write(dir.join("loss.svg"), loss)?;
+        engine::atomic::write(dir.join("loss.svg"), loss.as_bytes())?;
         let mut names: Vec<String> = Vec::new();
         for l in &self.lines {
             if let Some(obj) = l["eval"].as_object() {
@@ -781,10 +890,8 @@ impl MetricsLog {
                         .collect(),
                 })
                 .collect();
-            std::fs::write(
-                dir.join("eval.svg"),
-                plot::line_chart("evaluation (x100)", "step", &series),
-            )?;
+            let chart = plot::line_chart("evaluation (x100)", "step", &series);
+            engine::atomic::write(dir.join("eval.svg"), chart.as_bytes())?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@ use burn::module::Module;
 use burn::tensor::Tensor;
 
 use engine::bert::BertModel;
-use engine::instruction::CrossAttentionInteraction;
+use engine::instruction::{CrossAttentionInteraction, Interaction};
 use engine::model_files::{ModelFiles, CROSS_ATTENTION_WEIGHTS, WEIGHTS};
 use engine::tokenize::TextTokenizer;
 use engine::training::BatchLayout;
@@ -43,22 +43,12 @@ impl TrainModel {
         cross: bool,
         device: &Device,
     ) -> anyhow::Result<Self> {
-        let bert = BertModel::from_safetensors(
-            files.required(WEIGHTS, "weights in safetensors format")?,
-            &files.path_of(WEIGHTS),
-            &config.bert,
-            device,
-        )?;
+        let bert = BertModel::from_files(files, &config.bert, device)?;
         let cross = if cross {
             let dim = config.bert.hidden_size;
-            Some(match files.get(CROSS_ATTENTION_WEIGHTS) {
-                Some(bytes) => CrossAttentionInteraction::from_safetensors(
-                    bytes,
-                    &files.path_of(CROSS_ATTENTION_WEIGHTS),
-                    dim,
-                    device,
-                )?,
-                None => CrossAttentionInteraction::identity(dim, device),
+            Some(match Interaction::from_files(files, dim, device)? {
+                Some(Interaction::CrossAttention(module)) => *module,
+                _ => CrossAttentionInteraction::identity(dim, device),
             })
         } else {
             None
@@ -88,6 +78,7 @@ impl TrainModel {
                         )
                     })
                     .collect::<engine::Result<Vec<String>>>()?;
+                let joined: Vec<&str> = joined.iter().map(|s| s.as_str()).collect();
                 engine::training::embed(
                     &self.bert,
                     &texts.query_tokenizer,
@@ -98,9 +89,9 @@ impl TrainModel {
                 )?
             }
             Some(module) => {
-                let split: Vec<(String, String)> = pairs
+                let split: Vec<(&str, &str)> = pairs
                     .iter()
-                    .map(|&(i, q)| (layout.instructions[i].clone(), layout.queries[q].clone()))
+                    .map(|&(i, q)| (layout.instructions[i].as_str(), layout.queries[q].as_str()))
                     .collect();
                 engine::training::embed_cross_attention(
                     &self.bert,
@@ -121,12 +112,13 @@ impl TrainModel {
         layout: &BatchLayout,
         range: std::ops::Range<usize>,
     ) -> anyhow::Result<Tensor<2>> {
+        let passages: Vec<&str> = layout.passages[range].iter().map(|s| s.as_str()).collect();
         Ok(engine::training::embed(
             &self.bert,
             &texts.passage_tokenizer,
             texts.config.bert.pad_token_id,
             texts.config.pooling,
-            &layout.passages[range],
+            &passages,
             texts.chunk,
         )?)
     }

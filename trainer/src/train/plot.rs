@@ -15,78 +15,111 @@ const COLORS: [&str; 6] = [
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
 ];
 
-/// An SVG line chart of `series` with axis labels and ticks.
-pub fn line_chart(title: &str, x_label: &str, series: &[Series]) -> String {
-    let (w, h, left, right, top, bottom) = (720.0, 420.0, 70.0, 170.0, 40.0, 50.0);
-    let all: Vec<(f64, f64)> = series
-        .iter()
-        .flat_map(|s| s.points.iter().copied())
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect();
-    let (mut x0, mut x1) = bounds(all.iter().map(|p| p.0));
-    let (mut y0, mut y1) = bounds(all.iter().map(|p| p.1));
-    if x1 <= x0 {
-        x0 -= 0.5;
-        x1 += 0.5;
+/// The plot area and the data range it shows.
+struct Frame {
+    width: f64,
+    height: f64,
+    left: f64,
+    top: f64,
+    plot_width: f64,
+    plot_height: f64,
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+impl Frame {
+    /// A 720x420 chart whose axes cover every finite point (5% margin on y).
+    fn around(series: &[Series]) -> Self {
+        let (width, height, left, right, top, bottom) = (720.0, 420.0, 70.0, 170.0, 40.0, 50.0);
+        let all: Vec<(f64, f64)> = series
+            .iter()
+            .flat_map(|s| s.points.iter().copied())
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        let widen = |(lo, hi): (f64, f64)| {
+            if hi <= lo {
+                (lo - 0.5, hi + 0.5)
+            } else {
+                (lo, hi)
+            }
+        };
+        let x = widen(bounds(all.iter().map(|p| p.0)));
+        let (y0, y1) = widen(bounds(all.iter().map(|p| p.1)));
+        let pad = (y1 - y0) * 0.05;
+        Frame {
+            width,
+            height,
+            left,
+            top,
+            plot_width: width - left - right,
+            plot_height: height - top - bottom,
+            x,
+            y: (y0 - pad, y1 + pad),
+        }
     }
-    if y1 <= y0 {
-        y0 -= 0.5;
-        y1 += 0.5;
+
+    fn sx(&self, x: f64) -> f64 {
+        self.left + (x - self.x.0) / (self.x.1 - self.x.0) * self.plot_width
     }
-    let pad = (y1 - y0) * 0.05;
-    let (y0, y1) = (y0 - pad, y1 + pad);
-    let pw = w - left - right;
-    let ph = h - top - bottom;
-    let sx = |x: f64| left + (x - x0) / (x1 - x0) * pw;
-    let sy = |y: f64| top + (1.0 - (y - y0) / (y1 - y0)) * ph;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">
+
+    fn sy(&self, y: f64) -> f64 {
+        self.top + (1.0 - (y - self.y.0) / (self.y.1 - self.y.0)) * self.plot_height
+    }
+
+    /// The header, the plot box, the title and five ticks per axis.
+    fn axes(&self, s: &mut String, title: &str, x_label: &str) {
+        let (w, h, left, top) = (self.width, self.height, self.left, self.top);
+        let (pw, ph) = (self.plot_width, self.plot_height);
+        let _ = write!(
+            s,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
 <text x="{}" y="24" font-size="15" text-anchor="middle">{}</text>
 <rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>
 "##,
-        left + pw / 2.0,
-        escape(title)
-    );
-    for k in 0..=4 {
-        let fx = x0 + (x1 - x0) * k as f64 / 4.0;
-        let fy = y0 + (y1 - y0) * k as f64 / 4.0;
-        let _ = writeln!(
-            s,
-            r##"<line x1="{0:.1}" y1="{1}" x2="{0:.1}" y2="{2}" stroke="#eee"/><text x="{0:.1}" y="{3}" text-anchor="middle">{4}</text>"##,
-            sx(fx),
-            top,
-            top + ph,
-            top + ph + 16.0,
-            tick(fx)
+            left + pw / 2.0,
+            escape(title)
         );
+        for k in 0..=4 {
+            let fx = self.x.0 + (self.x.1 - self.x.0) * k as f64 / 4.0;
+            let fy = self.y.0 + (self.y.1 - self.y.0) * k as f64 / 4.0;
+            let _ = writeln!(
+                s,
+                r##"<line x1="{0:.1}" y1="{1}" x2="{0:.1}" y2="{2}" stroke="#eee"/><text x="{0:.1}" y="{3}" text-anchor="middle">{4}</text>"##,
+                self.sx(fx),
+                top,
+                top + ph,
+                top + ph + 16.0,
+                tick(fx)
+            );
+            let _ = writeln!(
+                s,
+                r##"<line x1="{0}" y1="{1:.1}" x2="{2}" y2="{1:.1}" stroke="#eee"/><text x="{3}" y="{4:.1}" text-anchor="end">{5}</text>"##,
+                left,
+                self.sy(fy),
+                left + pw,
+                left - 6.0,
+                self.sy(fy) + 4.0,
+                tick(fy)
+            );
+        }
         let _ = writeln!(
             s,
-            r##"<line x1="{0}" y1="{1:.1}" x2="{2}" y2="{1:.1}" stroke="#eee"/><text x="{3}" y="{4:.1}" text-anchor="end">{5}</text>"##,
-            left,
-            sy(fy),
-            left + pw,
-            left - 6.0,
-            sy(fy) + 4.0,
-            tick(fy)
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            left + pw / 2.0,
+            h - 12.0,
+            escape(x_label)
         );
     }
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        left + pw / 2.0,
-        h - 12.0,
-        escape(x_label)
-    );
-    for (i, series) in series.iter().enumerate() {
+
+    /// Series `i`: its line (a dot when it has one point) and its legend entry.
+    fn series(&self, s: &mut String, i: usize, series: &Series) {
         let color = COLORS[i % COLORS.len()];
         let pts: Vec<String> = series
             .points
             .iter()
             .filter(|(x, y)| x.is_finite() && y.is_finite())
-            .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
+            .map(|&(x, y)| format!("{:.1},{:.1}", self.sx(x), self.sy(y)))
             .collect();
         if let [only] = pts.as_slice() {
             let (cx, cy) = only.split_once(',').unwrap_or(("0", "0"));
@@ -98,17 +131,28 @@ pub fn line_chart(title: &str, x_label: &str, series: &[Series]) -> String {
                 pts.join(" ")
             );
         }
-        let ly = top + 14.0 + 18.0 * i as f64;
+        let legend_x = self.left + self.plot_width;
+        let ly = self.top + 14.0 + 18.0 * i as f64;
         let _ = writeln!(
             s,
             r#"<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="{color}" stroke-width="3"/><text x="{3}" y="{4}">{5}</text>"#,
-            left + pw + 12.0,
+            legend_x + 12.0,
             ly,
-            left + pw + 32.0,
-            left + pw + 38.0,
+            legend_x + 32.0,
+            legend_x + 38.0,
             ly + 4.0,
             escape(series.name)
         );
+    }
+}
+
+/// An SVG line chart of `series` with axis labels and ticks.
+pub fn line_chart(title: &str, x_label: &str, series: &[Series]) -> String {
+    let frame = Frame::around(series);
+    let mut s = String::new();
+    frame.axes(&mut s, title, x_label);
+    for (i, one) in series.iter().enumerate() {
+        frame.series(&mut s, i, one);
     }
     s.push_str("</svg>\n");
     s

@@ -1,0 +1,40 @@
+//! Helpers every module of the trainer's tests uses.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The default model folder: `$IFIR_MODEL`, else `<workspace>/models/all-MiniLM-L6-v2`.
+pub fn model_dir() -> PathBuf {
+    std::env::var("IFIR_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
+        })
+}
+
+/// The built-in demo set's folder.
+pub fn demo_set() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/demo")
+}
+
+/// Runs the `trainer` binary with the default model in `$IFIR_MODEL`.
+pub fn trainer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(args)
+        .env("IFIR_MODEL", model_dir())
+        .output()
+        .expect("run trainer")
+}
+
+/// A fresh empty folder `ifir-AREA-PID-NAME` in the temporary directory.
+pub fn tmp(area: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ifir-{area}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A path as a command-line argument.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
