@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use engine::data::{Mode, Passage, Qrels};
 use engine::metrics::explain::{self, Breakdown};
 use engine::metrics::instruction_following::WiseConfig;
+use engine::metrics::standard::Measure;
 use engine::metrics::{Metric, ModeReport, Run};
 
 /// The query id used for the single query the page evaluates.
@@ -160,10 +161,65 @@ impl Judgments {
     }
 }
 
+/// A metric shown under each column, against that column's judgments: the one list the
+/// page's labels, the engine's metric names, the teach-mode explanations and
+/// [`LiveMetrics::columns`] all follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ColumnMetric {
+    /// nDCG@10.
+    Ndcg10,
+    /// MAP (depth 1000).
+    Map,
+    /// MRR@10.
+    Mrr10,
+}
+
+impl ColumnMetric {
+    /// In [`LiveMetrics::columns`] order.
+    pub const ALL: [ColumnMetric; 3] =
+        [ColumnMetric::Ndcg10, ColumnMetric::Map, ColumnMetric::Mrr10];
+
+    /// The label shown.
+    pub fn label(self) -> &'static str {
+        match self {
+            ColumnMetric::Ndcg10 => "nDCG@10",
+            ColumnMetric::Map => "MAP",
+            ColumnMetric::Mrr10 => "MRR@10",
+        }
+    }
+
+    /// The stable key in `data-metric`.
+    pub fn key(self) -> &'static str {
+        match self {
+            ColumnMetric::Ndcg10 => "ndcg@10",
+            ColumnMetric::Map => "map",
+            ColumnMetric::Mrr10 => "mrr@10",
+        }
+    }
+
+    /// The engine's metric.
+    fn metric(self) -> Metric {
+        match self {
+            ColumnMetric::Ndcg10 => Metric::at(Measure::Ndcg, 10),
+            ColumnMetric::Map => Metric::at(Measure::Map, 1000),
+            ColumnMetric::Mrr10 => Metric::at(Measure::Mrr, 10),
+        }
+    }
+
+    /// The teach-mode explanation of this metric in `column`.
+    pub fn explained(self, column: Column) -> Explained {
+        match self {
+            ColumnMetric::Ndcg10 => Explained::Ndcg(column),
+            ColumnMetric::Map => Explained::Map(column),
+            ColumnMetric::Mrr10 => Explained::Mrr(column),
+        }
+    }
+}
+
 /// The metrics shown live, recomputed on every change.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LiveMetrics {
-    /// Per column: nDCG@10, MAP, MRR@10 against that column's judgments.
+    /// Per column: the [`ColumnMetric::ALL`] values against that column's judgments.
     pub columns: BTreeMap<Column, [f64; 3]>,
     /// p-MRR (query alone vs instructed); `None` when no document is relevant to the query alone
     /// and not under the instruction.
@@ -174,8 +230,13 @@ pub struct LiveMetrics {
     pub sicr: Option<f64>,
 }
 
-/// The names of the per-column metrics, in [`LiveMetrics::columns`] order.
-pub const COLUMN_METRICS: [&str; 3] = ["nDCG@10", "MAP", "MRR@10"];
+impl LiveMetrics {
+    /// `metric` of `column`, when the column is ranked.
+    pub fn column(&self, column: Column, metric: ColumnMetric) -> Option<f64> {
+        let at = ColumnMetric::ALL.iter().position(|m| *m == metric)?;
+        self.columns.get(&column).map(|v| v[at])
+    }
+}
 
 /// Runs of one query for the engine's metrics: the doc ids of `corpus`, scored by the ranking.
 pub fn to_run(ranking: &Ranking, corpus: &[Passage]) -> Run {
@@ -201,7 +262,7 @@ pub fn live_metrics(
         .iter()
         .map(|(c, r)| (c.mode(), to_run(r, corpus)))
         .collect();
-    let metrics = Metric::parse_list("ndcg@10,map@1000,mrr@10").expect("valid metric names");
+    let metrics = ColumnMetric::ALL.map(ColumnMetric::metric);
     let report = ModeReport::compute(&judgments.qrels(), &runs, &metrics, WiseConfig::default());
     let columns = Column::ALL
         .into_iter()

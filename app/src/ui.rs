@@ -8,7 +8,6 @@
 //! and WebGPU buffers cannot be shared between the two; short steps keep input and painting
 //! responsive on both backends.
 
-use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -21,46 +20,60 @@ use crate::models::{self, human_bytes, ServedModel};
 use crate::session::Session;
 use crate::state::{
     demo_corpus, demo_topics, explain_metric, live_metrics, movement, parse_user_corpus, Column,
-    Explained, Judgments, LiveMetrics, Ranking, UrlState, COLUMN_METRICS,
+    ColumnMetric, Explained, Judgments, LiveMetrics, Ranking, UrlState,
 };
 use crate::web;
 
-thread_local! {
-    /// Downloaded model files (kept to rebuild the encoder on another backend).
-    static FILES: RefCell<Option<Rc<ModelFiles>>> = const { RefCell::new(None) };
-    /// The encoder on the active backend.
-    static ENCODER: RefCell<Option<Rc<Encoder>>> = const { RefCell::new(None) };
-    /// The encoded corpus.
-    static SESSION: RefCell<Option<Rc<Session>>> = const { RefCell::new(None) };
-    /// Bumped by every new search, so stale results are dropped.
-    static GENERATION: Cell<u64> = const { Cell::new(0) };
-    /// Bumped by every corpus load (a newer corpus or backend wins).
-    static CORPUS_GENERATION: Cell<u64> = const { Cell::new(0) };
+/// What the page holds besides its signals: the downloaded model files (kept to rebuild the
+/// encoder on another backend), the encoder on the active backend, the encoded corpus, and
+/// the generation counters that let a newer search or corpus load win over a stale one.
+#[derive(Default)]
+struct Runtime {
+    files: Option<Rc<ModelFiles>>,
+    encoder: Option<Rc<Encoder>>,
+    session: Option<Rc<Session>>,
+    search_generation: u64,
+    corpus_generation: u64,
 }
 
-fn bump(counter: &'static std::thread::LocalKey<Cell<u64>>) -> u64 {
-    counter.with(|g| {
-        g.set(g.get() + 1);
-        g.get()
-    })
+/// What the status bar says.
+#[derive(Debug, Clone, PartialEq)]
+enum Status {
+    /// Before anything started.
+    Loading,
+    /// Fetching the named model's files.
+    Downloading(String),
+    /// Building the encoder on a backend.
+    Starting(&'static str),
+    /// The first forward pass.
+    WarmingUp,
+    /// Encoding the corpus, `done` of `total`.
+    Encoding(usize, usize),
+    /// Ready to search.
+    Ready,
+    /// Stopped by an error (shown beside).
+    Error,
 }
 
-fn next_generation() -> u64 {
-    bump(&GENERATION)
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::Loading => f.write_str("loading"),
+            Status::Downloading(name) => write!(f, "downloading {name}"),
+            Status::Starting(backend) => write!(f, "starting {backend}"),
+            Status::WarmingUp => f.write_str("warming up"),
+            Status::Encoding(done, total) => write!(f, "encoding corpus {done}/{total}"),
+            Status::Ready => f.write_str("ready"),
+            Status::Error => f.write_str("error"),
+        }
+    }
 }
 
-fn current_generation() -> u64 {
-    GENERATION.with(|g| g.get())
-}
-
-fn current_corpus_generation() -> u64 {
-    CORPUS_GENERATION.with(|g| g.get())
-}
-
-/// Every signal of the page.
+/// Every signal of the page, and its runtime, handed to the components as leptos context.
 #[derive(Clone, Copy)]
 struct Page {
-    status: RwSignal<String>,
+    runtime: StoredValue<Runtime, LocalStorage>,
+    status: RwSignal<Status>,
     ready: RwSignal<bool>,
     error: RwSignal<Option<String>>,
     cache_note: RwSignal<String>,
@@ -86,6 +99,41 @@ struct Page {
     tour: RwSignal<Option<usize>>,
 }
 
+/// The page's state, from context.
+fn page() -> Page {
+    expect_context::<Page>()
+}
+
+impl Page {
+    /// Starts a newer search (or corpus load, with `corpus`) and returns its generation.
+    fn next_generation(self, corpus: bool) -> u64 {
+        self.runtime
+            .try_update_value(|r| {
+                let g = if corpus {
+                    &mut r.corpus_generation
+                } else {
+                    &mut r.search_generation
+                };
+                *g += 1;
+                *g
+            })
+            .unwrap_or(0)
+    }
+
+    /// Whether `generation` is still the newest search (or corpus load).
+    fn is_current(self, generation: u64, corpus: bool) -> bool {
+        self.runtime
+            .try_with_value(|r| {
+                if corpus {
+                    r.corpus_generation == generation
+                } else {
+                    r.search_generation == generation
+                }
+            })
+            .unwrap_or(false)
+    }
+}
+
 fn demo() -> EvalSet {
     engine::demo::demo_set().expect("the built-in demo set parses (checked by tests)")
 }
@@ -104,23 +152,26 @@ fn pick_demo_query(p: Page, qid: &str) {
     }
 }
 
-fn sync_url(p: Page) {
-    let state = UrlState {
-        corpus: p.corpus_key.get_untracked(),
-        qid: p.qid.get_untracked(),
-        query: p.query.get_untracked(),
-        instruction: p.instruction.get_untracked(),
-        reversed: p.reversed.get_untracked(),
-        model: p.model_key.get_untracked(),
-        backend: p.backend_choice.get_untracked(),
-        teach: p.teach.get_untracked(),
-    };
-    web::replace_search(&state.to_query_string());
+/// The one place the URL follows the page: every field that a shared link restores.
+fn keep_url_in_sync(p: Page) {
+    Effect::new(move |_| {
+        let state = UrlState {
+            corpus: p.corpus_key.get(),
+            qid: p.qid.get(),
+            query: p.query.get(),
+            instruction: p.instruction.get(),
+            reversed: p.reversed.get(),
+            model: p.model_key.get(),
+            backend: p.backend_choice.get(),
+            teach: p.teach.get(),
+        };
+        web::replace_search(&state.to_query_string());
+    });
 }
 
 fn fail(p: Page, e: impl std::fmt::Display) {
     p.error.set(Some(e.to_string()));
-    p.status.set("error".into());
+    p.status.set(Status::Error);
     p.ready.set(false);
 }
 
@@ -154,7 +205,7 @@ async fn load_model(p: Page) {
     let mut done = 0u64;
     let mut from_cache = true;
     let mut files = models::Downloaded::new();
-    p.status.set(format!("downloading {}", model.name));
+    p.status.set(Status::Downloading(model.name.clone()));
     for file in &model.files {
         let url = format!("models/{}/{}", model.key, file.path);
         let base = done;
@@ -166,7 +217,7 @@ async fn load_model(p: Page) {
             Ok(r) => r,
             Err(e) => return fail(p, format!("download failed: {e}")),
         };
-        if let Err(e) = models::verify(file, &bytes) {
+        if let Err(e) = file.verify(&bytes) {
             return fail(p, e);
         }
         if source == web::Source::Network {
@@ -186,18 +237,18 @@ async fn load_model(p: Page) {
         format!("models/{}", model.key),
         files,
     ));
-    FILES.with(|f| *f.borrow_mut() = Some(files));
+    p.runtime.update_value(|r| r.files = Some(files));
     start_backend(p).await;
 }
 
 /// Builds the encoder on the selected backend, warms it up and encodes the corpus.
 async fn start_backend(p: Page) {
-    let Some(files) = FILES.with(|f| f.borrow().clone()) else {
+    let Some(files) = p.runtime.with_value(|r| r.files.clone()) else {
         return;
     };
     p.ready.set(false);
     let kind = p.backend.get_untracked();
-    p.status.set(format!("starting {}", backend_name(kind)));
+    p.status.set(Status::Starting(backend_name(kind)));
     let device = match kind.device_async().await {
         Ok(d) => d,
         Err(e) if kind != BackendKind::Cpu => {
@@ -213,12 +264,12 @@ async fn start_backend(p: Page) {
         Ok(e) => Rc::new(e),
         Err(e) => return fail(p, e),
     };
-    p.status.set("warming up".into());
+    p.status.set(Status::WarmingUp);
     web::yield_now().await;
     if let Err(e) = encoder.encode_async(&["warm-up"], &mut |_, _| {}).await {
         return fail(p, e);
     }
-    ENCODER.with(|e| *e.borrow_mut() = Some(encoder));
+    p.runtime.update_value(|r| r.encoder = Some(encoder));
     load_corpus(p).await;
 }
 
@@ -231,10 +282,10 @@ fn backend_name(kind: BackendKind) -> &'static str {
 
 /// Encodes the current corpus, then searches.
 async fn load_corpus(p: Page) {
-    let Some(encoder) = ENCODER.with(|e| e.borrow().clone()) else {
+    let Some(encoder) = p.runtime.with_value(|r| r.encoder.clone()) else {
         return;
     };
-    let generation = bump(&CORPUS_GENERATION);
+    let generation = p.next_generation(true);
     p.ready.set(false);
     let corpus = p.corpus.get_untracked();
     let started = web::now_ms();
@@ -242,7 +293,7 @@ async fn load_corpus(p: Page) {
     let key = format!("embeddings/{}", Session::cache_key(&encoder, &corpus));
     if let Some(bytes) = web::cache_get(&format!("{key}?v=2")).await {
         if let Some(s) = Session::from_cached(encoder.clone(), corpus.clone(), &bytes) {
-            if current_corpus_generation() != generation {
+            if !p.is_current(generation, true) {
                 return;
             }
             web_log(&format!(
@@ -254,7 +305,7 @@ async fn load_corpus(p: Page) {
                 "{} passage embeddings from the browser cache",
                 s.corpus.len()
             ));
-            SESSION.with(|x| *x.borrow_mut() = Some(Rc::new(s)));
+            p.runtime.update_value(|r| r.session = Some(Rc::new(s)));
             search(p).await;
             return;
         }
@@ -263,15 +314,15 @@ async fn load_corpus(p: Page) {
         encoder,
         corpus,
         |done, total| {
-            if current_corpus_generation() == generation {
-                p.status.set(format!("encoding corpus {done}/{total}"));
+            if p.is_current(generation, true) {
+                p.status.set(Status::Encoding(done, total));
                 p.progress.set(Some((done as u64, total as u64)));
             }
         },
         web::yield_now,
     )
     .await;
-    if current_corpus_generation() != generation {
+    if !p.is_current(generation, true) {
         return;
     }
     p.progress.set(None);
@@ -287,7 +338,7 @@ async fn load_corpus(p: Page) {
             }
             p.corpus_note
                 .set(format!("{} passages encoded", s.corpus.len()));
-            SESSION.with(|x| *x.borrow_mut() = Some(Rc::new(s)));
+            p.runtime.update_value(|r| r.session = Some(Rc::new(s)));
             search(p).await;
         }
         Err(e) => fail(p, e),
@@ -300,17 +351,17 @@ fn web_log(s: &str) {
 
 /// Ranks the corpus for the three inputs.
 async fn search(p: Page) {
-    let Some(session) = SESSION.with(|s| s.borrow().clone()) else {
+    let Some(session) = p.runtime.with_value(|r| r.session.clone()) else {
         return;
     };
-    let generation = next_generation();
+    let generation = p.next_generation(false);
     let query = p.query.get_untracked();
     let (instruction, reversed) = (p.instruction.get_untracked(), p.reversed.get_untracked());
     let started = web::now_ms();
     let result = session
         .rank(&[("", &query), (&instruction, &query), (&reversed, &query)])
         .await;
-    if current_generation() != generation {
+    if !p.is_current(generation, false) {
         return;
     }
     match result {
@@ -330,7 +381,7 @@ async fn search(p: Page) {
                 ]
                 .into(),
             );
-            p.status.set("ready".into());
+            p.status.set(Status::Ready);
             p.ready.set(true);
         }
         Err(e) => fail(p, e),
@@ -355,14 +406,12 @@ fn set_corpus(p: Page, key: &str) {
     // The old rankings index the old corpus: clear them with it.
     p.rankings.set(BTreeMap::new());
     p.corpus.set(passages);
-    sync_url(p);
     spawn_local(load_corpus(p));
 }
 
 /// Runs a search a moment after the last keystroke.
 fn schedule_search(p: Page) {
-    sync_url(p);
-    let generation = next_generation();
+    let generation = p.next_generation(false);
     spawn_local(async move {
         let promise = js_sys::Promise::new(&mut |resolve, _| {
             let _ = web_sys::window()
@@ -370,7 +419,7 @@ fn schedule_search(p: Page) {
                 .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 250);
         });
         let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-        if current_generation() == generation {
+        if p.is_current(generation, false) {
             search(p).await;
         }
     });
@@ -387,7 +436,8 @@ pub fn App() -> impl IntoView {
         None => ("demo".to_string(), set.corpus.clone()),
     };
     let p = Page {
-        status: RwSignal::new("loading".into()),
+        runtime: StoredValue::new_local(Runtime::default()),
+        status: RwSignal::new(Status::Loading),
         ready: RwSignal::new(false),
         error: RwSignal::new(None),
         cache_note: RwSignal::new(String::new()),
@@ -417,12 +467,14 @@ pub fn App() -> impl IntoView {
     } else {
         url.qid.clone()
     };
+    provide_context(p);
     pick_demo_query(p, &qid);
     if !url.query.is_empty() {
         p.query.set(url.query.clone());
         p.instruction.set(url.instruction.clone());
         p.reversed.set(url.reversed.clone());
     }
+    keep_url_in_sync(p);
     // WebGPU when the build has it and the browser grants an adapter, unless the URL asks for
     // the CPU; else the CPU.
     spawn_local(async move {
@@ -440,13 +492,13 @@ pub fn App() -> impl IntoView {
             <p class="lead">"Does the search obey the instruction? Compare the ranking of the query alone with the query plus an instruction, and plus its reversal."</p>
         </header>
         <main>
-            <StatusBar p=p />
-            <Inputs p=p />
-            <MetricsPanel p=p />
+            <StatusBar />
+            <Inputs />
+            <MetricsPanel />
             <section class="columns" aria-label="Rankings">
-                {Column::ALL.into_iter().map(|c| view! { <RankingColumn p=p column=c /> }).collect_view()}
+                {Column::ALL.into_iter().map(|c| view! { <RankingColumn column=c /> }).collect_view()}
             </section>
-            <TeachPanel p=p />
+            <TeachPanel />
         </main>
         <footer>
             <p>"Runs entirely in your browser: passages and instructions never leave it. Model: all-MiniLM-L6-v2 (Apache-2.0)."</p>
@@ -455,7 +507,8 @@ pub fn App() -> impl IntoView {
 }
 
 #[component]
-fn StatusBar(p: Page) -> impl IntoView {
+fn StatusBar() -> impl IntoView {
+    let p = page();
     let retry = move |_| spawn_local(load_model(p));
     let clear = move |_| {
         spawn_local(async move {
@@ -474,14 +527,13 @@ fn StatusBar(p: Page) -> impl IntoView {
             BackendKind::Cpu
         });
         p.backend_choice.set(v);
-        sync_url(p);
         spawn_local(start_backend(p));
     };
     view! {
         <section class="status" aria-live="polite">
-            <span>"Model: "<strong data-testid="model-status">{move || p.status.get()}</strong></span>
+            <span>"Model: "<strong data-testid="model-status">{move || p.status.get().to_string()}</strong></span>
             {move || p.progress.get().map(|(done, total)| {
-                let label = if p.status.get().starts_with("downloading") {
+                let label = if matches!(p.status.get(), Status::Downloading(_)) {
                     format!("{} / {}", human_bytes(done), human_bytes(total))
                 } else {
                     format!("{done} / {total}")
@@ -500,10 +552,10 @@ fn StatusBar(p: Page) -> impl IntoView {
                 </select>
             </label>
             <span>"active: "<code data-testid="backend">{move || backend_name(p.backend.get())}</code></span>
-            <ModelPicker p=p />
+            <ModelPicker />
             <button on:click=clear>"Clear cache"</button>
             <label class="teach-toggle"><input type="checkbox" prop:checked=move || p.teach.get()
-                on:change=move |_| { p.teach.update(|t| *t = !*t); sync_url(p); } />" Teach mode"</label>
+                on:change=move |_| p.teach.update(|t| *t = !*t) />" Teach mode"</label>
             {move || p.error.get().map(|e| view! {
                 <div class="error" role="alert">
                     <span>{e}</span>" "
@@ -515,10 +567,10 @@ fn StatusBar(p: Page) -> impl IntoView {
 }
 
 #[component]
-fn ModelPicker(p: Page) -> impl IntoView {
+fn ModelPicker() -> impl IntoView {
+    let p = page();
     let change = move |ev: leptos::ev::Event| {
         p.model_key.set(event_target_value(&ev));
-        sync_url(p);
         spawn_local(load_model(p));
     };
     view! {
@@ -534,8 +586,48 @@ fn ModelPicker(p: Page) -> impl IntoView {
     }
 }
 
+/// Takes a user corpus (uploaded or pasted) and switches to it, or shows why not.
+fn use_user_corpus(p: Page, parsed: Result<Vec<Passage>, String>) {
+    match parsed {
+        Ok(passages) => {
+            p.custom.set(passages);
+            p.judgments.set(Judgments::default());
+            p.error.set(None);
+            set_corpus(p, "custom");
+        }
+        Err(e) => p.error.set(Some(e)),
+    }
+}
+
 #[component]
-fn Inputs(p: Page) -> impl IntoView {
+fn Inputs() -> impl IntoView {
+    let p = page();
+    let on_text = move |signal: RwSignal<String>| {
+        move |ev: leptos::ev::Event| {
+            signal.set(event_target_value(&ev));
+            schedule_search(p);
+        }
+    };
+    view! {
+        <section class="inputs">
+            <CorpusControls />
+            <label class="field">"Query"
+                <input type="text" data-testid="query" prop:value=move || p.query.get() on:input=on_text(p.query) />
+            </label>
+            <label class="field">"Instruction"
+                <textarea data-testid="instruction" rows="2" prop:value=move || p.instruction.get() on:input=on_text(p.instruction)></textarea>
+            </label>
+            <label class="field">"Reversed instruction"
+                <textarea data-testid="reversed-instruction" rows="2" prop:value=move || p.reversed.get() on:input=on_text(p.reversed)></textarea>
+            </label>
+        </section>
+    }
+}
+
+/// The corpus and example pickers, the upload and the paste box.
+#[component]
+fn CorpusControls() -> impl IntoView {
+    let p = page();
     let set = demo();
     let topics = demo_topics(&set.corpus);
     let queries: Vec<(String, String)> = set
@@ -543,12 +635,6 @@ fn Inputs(p: Page) -> impl IntoView {
         .iter()
         .map(|q| (q.id.clone(), q.text.clone()))
         .collect();
-    let on_text = move |signal: RwSignal<String>| {
-        move |ev: leptos::ev::Event| {
-            signal.set(event_target_value(&ev));
-            schedule_search(p);
-        }
-    };
     let pick = move |ev: leptos::ev::Event| {
         pick_demo_query(p, &event_target_value(&ev));
         if p.corpus_key.get_untracked() == "custom" {
@@ -571,69 +657,43 @@ fn Inputs(p: Page) -> impl IntoView {
         };
         spawn_local(async move {
             let name = file.name();
-            match web::read_file(&file)
+            let parsed = web::read_file(&file)
                 .await
-                .and_then(|t| parse_user_corpus(&t, &name))
-            {
-                Ok(passages) => {
-                    p.custom.set(passages);
-                    p.judgments.set(Judgments::default());
-                    p.error.set(None);
-                    set_corpus(p, "custom");
-                }
-                Err(e) => p.error.set(Some(e)),
-            }
+                .and_then(|t| parse_user_corpus(&t, &name));
+            use_user_corpus(p, parsed);
         });
     };
     let pasted = RwSignal::new(String::new());
-    let use_pasted = move |_| match parse_user_corpus(&pasted.get_untracked(), "pasted text") {
-        Ok(passages) => {
-            p.custom.set(passages);
-            p.judgments.set(Judgments::default());
-            p.error.set(None);
-            set_corpus(p, "custom");
-        }
-        Err(e) => p.error.set(Some(e)),
-    };
+    let use_pasted =
+        move |_| use_user_corpus(p, parse_user_corpus(&pasted.get_untracked(), "pasted text"));
     view! {
-        <section class="inputs">
-            <div class="row">
-                <label>"Corpus "
-                    <select data-testid="corpus-select" on:change=corpus_change prop:value=move || p.corpus_key.get()>
-                        <option value="demo">{format!("Built-in demo ({} passages, {} topics)", set.corpus.len(), topics.len())}</option>
-                        {topics.into_iter().map(|(topic, n)| view! {
-                            <option value=topic.clone()>{format!("Demo topic: {topic} ({n} passages)")}</option>
-                        }).collect_view()}
-                        <option value="custom" disabled=move || p.custom.get().is_empty()>
-                            {move || format!("Your passages ({})", p.custom.get().len())}
-                        </option>
-                    </select>
-                </label>
-                <label>"Example "
-                    <select aria-label="Demo example" on:change=pick prop:value=move || p.qid.get()>
-                        <option value="">"(your own)"</option>
-                        {queries.into_iter().map(|(id, text)| view! { <option value=id.clone()>{format!("{id}: {text}")}</option> }).collect_view()}
-                    </select>
-                </label>
-                <label>"Upload passages (JSONL or one per line) "
-                    <input type="file" data-testid="corpus-upload" accept=".jsonl,.txt,.json,text/plain" on:change=upload />
-                </label>
-            </div>
-            <details>
-                <summary>"Paste passages"</summary>
-                <textarea aria-label="Passages, one per line" rows="4" on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
-                <button on:click=use_pasted>"Use these passages"</button>
-            </details>
-            <label class="field">"Query"
-                <input type="text" data-testid="query" prop:value=move || p.query.get() on:input=on_text(p.query) />
+        <div class="row">
+            <label>"Corpus "
+                <select data-testid="corpus-select" on:change=corpus_change prop:value=move || p.corpus_key.get()>
+                    <option value="demo">{format!("Built-in demo ({} passages, {} topics)", set.corpus.len(), topics.len())}</option>
+                    {topics.into_iter().map(|(topic, n)| view! {
+                        <option value=topic.clone()>{format!("Demo topic: {topic} ({n} passages)")}</option>
+                    }).collect_view()}
+                    <option value="custom" disabled=move || p.custom.get().is_empty()>
+                        {move || format!("Your passages ({})", p.custom.get().len())}
+                    </option>
+                </select>
             </label>
-            <label class="field">"Instruction"
-                <textarea data-testid="instruction" rows="2" prop:value=move || p.instruction.get() on:input=on_text(p.instruction)></textarea>
+            <label>"Example "
+                <select aria-label="Demo example" on:change=pick prop:value=move || p.qid.get()>
+                    <option value="">"(your own)"</option>
+                    {queries.into_iter().map(|(id, text)| view! { <option value=id.clone()>{format!("{id}: {text}")}</option> }).collect_view()}
+                </select>
             </label>
-            <label class="field">"Reversed instruction"
-                <textarea data-testid="reversed-instruction" rows="2" prop:value=move || p.reversed.get() on:input=on_text(p.reversed)></textarea>
+            <label>"Upload passages (JSONL or one per line) "
+                <input type="file" data-testid="corpus-upload" accept=".jsonl,.txt,.json,text/plain" on:change=upload />
             </label>
-        </section>
+        </div>
+        <details>
+            <summary>"Paste passages"</summary>
+            <textarea aria-label="Passages, one per line" rows="4" on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
+            <button on:click=use_pasted>"Use these passages"</button>
+        </details>
     }
 }
 
@@ -654,19 +714,19 @@ fn fmt_metric(v: Option<f64>) -> String {
 
 #[component]
 fn MetricButton(
-    p: Page,
     name: &'static str,
     key: &'static str,
     #[prop(optional)] column: Option<Column>,
     which: Explained,
     value: Signal<Option<f64>>,
 ) -> impl IntoView {
+    let p = page();
     view! {
         <button class="metric" data-testid="metric" data-metric=key
             data-column=column.map(|c| c.name()).unwrap_or("")
             data-value=move || value.get().map(|v| v.to_string()).unwrap_or_default()
             title="Open the formula and the per-document terms"
-            on:click=move |_| { p.explained.set(Some(which)); p.teach.set(true); sync_url(p); }>
+            on:click=move |_| { p.explained.set(Some(which)); p.teach.set(true); }>
             <span class="metric-name">{name}</span>
             <span class="metric-value">{move || fmt_metric(value.get())}</span>
         </button>
@@ -674,31 +734,27 @@ fn MetricButton(
 }
 
 #[component]
-fn MetricsPanel(p: Page) -> impl IntoView {
+fn MetricsPanel() -> impl IntoView {
+    let p = page();
     let m = Memo::new(move |_| metrics_now(p));
     let pm = Signal::derive(move || m.get().p_mrr);
     let wise = Signal::derive(move || m.get().wise);
     let sicr = Signal::derive(move || m.get().sicr);
     view! {
         <section class="metrics" aria-label="Instruction-following metrics (x100)">
-            <MetricButton p=p name="p-MRR" key="p-mrr" which=Explained::PMrr value=pm />
-            <MetricButton p=p name="WISE" key="wise" which=Explained::Wise value=wise />
-            <MetricButton p=p name="SICR" key="sicr" which=Explained::Sicr value=sicr />
+            <MetricButton name="p-MRR" key="p-mrr" which=Explained::PMrr value=pm />
+            <MetricButton name="WISE" key="wise" which=Explained::Wise value=wise />
+            <MetricButton name="SICR" key="sicr" which=Explained::Sicr value=sicr />
             <span class="muted">"values ×100; – when the judgments do not define the metric; click a metric to see how it is made"</span>
         </section>
     }
 }
 
 #[component]
-fn RankingColumn(p: Page, column: Column) -> impl IntoView {
+fn RankingColumn(column: Column) -> impl IntoView {
+    let p = page();
     let m = Memo::new(move |_| metrics_now(p));
-    let col = move |i: usize| Signal::derive(move || m.get().columns.get(&column).map(|v| v[i]));
-    let keys = ["ndcg@10", "map", "mrr@10"];
-    let which = [
-        Explained::Ndcg(column),
-        Explained::Map(column),
-        Explained::Mrr(column),
-    ];
+    let value = move |metric| Signal::derive(move || m.get().column(column, metric));
     let rows = move || {
         let rankings = p.rankings.get();
         let corpus = p.corpus.get();
@@ -746,8 +802,9 @@ fn RankingColumn(p: Page, column: Column) -> impl IntoView {
         <div class="column">
             <h2>{column.title()}</h2>
             <div class="column-metrics">
-                {(0..3).map(|i| view! {
-                    <MetricButton p=p name=COLUMN_METRICS[i] key=keys[i] column=column which=which[i] value=col(i) />
+                {ColumnMetric::ALL.map(|metric| view! {
+                    <MetricButton name=metric.label() key=metric.key() column=column
+                        which=metric.explained(column) value=value(metric) />
                 }).collect_view()}
             </div>
             <ol data-testid=format!("ranking-{}", column.name())>{rows}</ol>
@@ -763,7 +820,8 @@ const TOUR: [&str; 4] = [
 ];
 
 #[component]
-fn TeachPanel(p: Page) -> impl IntoView {
+fn TeachPanel() -> impl IntoView {
+    let p = page();
     let breakdown = move || {
         let which = p.explained.get()?;
         explain_metric(

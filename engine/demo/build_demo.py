@@ -906,27 +906,32 @@ def word_count(text):
     return len(text.split())
 
 
-def assign_ids():
-    """Return (corpus rows, per-query labels). Deterministic.
+def shuffled_corpus(topics, seed_prefix, id_prefix_key):
+    """Return (corpus rows, per-query labels) for `topics`. Deterministic.
 
-    Passages of one topic are shuffled with a RNG seeded by the query id so
-    that the id number says nothing about which side of the constraint a
-    passage is on.
+    Passages of one topic are shuffled with a RNG seeded by `seed_prefix` and the query id so
+    that the id number says nothing about which side of the constraint a passage is on. Ids
+    are `<topic[id_prefix_key]>-NN`; labels are (doc_id, side) with side in {"c", "r", "x"}.
+    Shared with evalsets/instructions-heldout/build.py (the same data model).
     """
     corpus = []
-    labels = {}  # qid -> list of (doc_id, side) with side in {"c", "r", "x"}
-    for t in TOPICS:
+    labels = {}
+    for t in topics:
         items = ([("c", d) for d in t["changed_docs"]]
                  + [("r", d) for d in t["reversed_docs"]]
                  + [("x", d) for d in t["distractors"]])
-        rng = random.Random("demo-" + t["qid"])
-        rng.shuffle(items)
+        random.Random(seed_prefix + t["qid"]).shuffle(items)
         labels[t["qid"]] = []
         for n, (side, (title, text)) in enumerate(items, start=1):
-            doc_id = "%s-%02d" % (t["slug"], n)
+            doc_id = "%s-%02d" % (t[id_prefix_key], n)
             corpus.append({"_id": doc_id, "title": title, "text": text})
             labels[t["qid"]].append((doc_id, side))
     return corpus, labels
+
+
+def assign_ids():
+    """The demo set's corpus and labels (ids named after each topic's slug)."""
+    return shuffled_corpus(TOPICS, "demo-", "slug")
 
 
 def write_jsonl(path, rows):

@@ -274,7 +274,7 @@ impl Encoder {
         pairs: &[(&str, &str)],
     ) -> Result<Embeddings> {
         let (plain, mixed): (Vec<usize>, Vec<usize>) =
-            (0..pairs.len()).partition(|&i| pairs[i].0.trim().is_empty());
+            (0..pairs.len()).partition(|&i| crate::instruction::is_absent(pairs[i].0));
         let mut out = Embeddings::zeros(pairs.len(), self.dim());
         let queries: Vec<&str> = plain.iter().map(|&i| pairs[i].1).collect();
         let alone = self.encode_async(&queries, &mut |_, _| {}).await?;

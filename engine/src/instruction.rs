@@ -20,6 +20,12 @@ use crate::error::{EngineError, Result};
 use crate::model_files::{ModelFiles, CROSS_ATTENTION_WEIGHTS};
 use crate::tokenize::{TextTokenizer, TokenBatch};
 
+/// Whether `instruction` gives no instruction (empty or blank): then the query is encoded
+/// alone, whatever the template or the interaction. The one statement of that rule.
+pub fn is_absent(instruction: &str) -> bool {
+    instruction.trim().is_empty()
+}
+
 /// Joins an instruction and a query into the text the encoder sees.
 ///
 /// The pattern holds `{query}` and usually `{instruction}`. When the instruction is empty the
@@ -67,7 +73,7 @@ impl QueryTemplate {
     pub fn fit(&self, tokenizer: &TextTokenizer, instruction: &str, query: &str) -> Result<String> {
         let max = tokenizer.max_len();
         let full = self.apply(instruction, query);
-        if instruction.trim().is_empty() || tokenizer.count(&full, true)? <= max {
+        if is_absent(instruction) || tokenizer.count(&full, true)? <= max {
             return Ok(full);
         }
         let rest = self
@@ -77,7 +83,7 @@ impl QueryTemplate {
         let mut budget = max.saturating_sub(tokenizer.count(&rest, true)?);
         loop {
             let cut = tokenizer.prefix_within(instruction, budget)?;
-            if cut.trim().is_empty() {
+            if is_absent(cut) {
                 return Ok(query.to_string());
             }
             let text = self.apply(cut, query);
@@ -91,7 +97,7 @@ impl QueryTemplate {
     /// The text for `instruction` and `query` joined by the pattern, with no token limit
     /// (use [`QueryTemplate::fit`] for encoder inputs).
     pub fn apply(&self, instruction: &str, query: &str) -> String {
-        if instruction.trim().is_empty() {
+        if is_absent(instruction) {
             return query.to_string();
         }
         self.pattern

@@ -13,6 +13,7 @@
 //!   in through burn's backend-extension point;
 //! * [`backend`]: one model code path over burn's CPU, wgpu/WebGPU, Vulkan and CUDA devices;
 //! * [`retrieval`]: exact cosine top-k, streaming, and the persistent index file;
+//! * [`atomic`] and [`served`]: files that appear whole, and the web deployment's model index;
 //! * [`data`] and [`demo`]: the shared data formats and the built-in demo set;
 //! * [`metrics`]: every evaluation metric (trec_eval-exact standard metrics, p-MRR, WISE,
 //!   SICR, INSTFOL, significance tests), one implementation for CLI, trainer and browser;
@@ -67,6 +68,7 @@ pub mod model_files;
 pub mod retrieval;
 pub mod rng;
 pub mod safetensors_io;
+pub mod served;
 pub mod tokenize;
 pub mod training;
 

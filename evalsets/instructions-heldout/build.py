@@ -26,6 +26,9 @@ HERE = Path(__file__).resolve().parent
 import sys
 
 sys.path.insert(0, str(HERE))
+# The folder writers and the shuffled ids are the demo set's (same data model, same files).
+sys.path.insert(0, str(HERE.parent.parent / "engine" / "demo"))
+from build_demo import shuffled_corpus, write_jsonl, write_qrels  # noqa: E402
 from topics_attributes import TOPICS as ATTRIBUTE_TOPICS  # noqa: E402
 from topics_content import TOPICS as CONTENT_TOPICS  # noqa: E402
 
@@ -38,31 +41,7 @@ def word_count(text):
 
 
 def assign_ids():
-    corpus, labels = [], {}
-    for t in TOPICS:
-        items = ([("c", d) for d in t["changed_docs"]]
-                 + [("r", d) for d in t["reversed_docs"]]
-                 + [("x", d) for d in t["distractors"]])
-        random.Random("heldout-" + t["qid"]).shuffle(items)
-        labels[t["qid"]] = []
-        for n, (side, (title, text)) in enumerate(items, start=1):
-            doc_id = "%s-%02d" % (t["qid"], n)
-            corpus.append({"_id": doc_id, "title": title, "text": text})
-            labels[t["qid"]].append((doc_id, side))
-    return corpus, labels
-
-
-def write_jsonl(path, rows):
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-def write_qrels(path, rows):
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write("query-id\tcorpus-id\tscore\n")
-        for qid, did, score in rows:
-            f.write("%s\t%s\t%d\n" % (qid, did, score))
+    return shuffled_corpus(TOPICS, "heldout-", "qid")
 
 
 def build():

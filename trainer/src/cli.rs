@@ -69,6 +69,16 @@ pub struct ExportArgs {
     /// Store the weights as F16 (half the size; what the web demo serves).
     #[arg(long)]
     pub f16: bool,
+    /// A web deployment's `models/index.json` to list the exported files in (sizes and
+    /// sha256; created when absent, an entry with the same key replaced).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// The model's key in the index (default: the output folder's name).
+    #[arg(long, requires = "index")]
+    pub key: Option<String>,
+    /// The model's name in the page's picker (default: the key).
+    #[arg(long, requires = "index")]
+    pub name: Option<String>,
 }
 
 /// Model and device options shared by every command.
@@ -79,7 +89,7 @@ pub struct ModelArgs {
     pub model: PathBuf,
     /// Compute device: cpu, wgpu, vulkan or cuda (GPU ones need the matching cargo feature).
     #[arg(long, default_value = "cpu")]
-    pub device: String,
+    pub device: engine::BackendKind,
     /// Texts per forward pass.
     #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
     pub batch_size: usize,
@@ -162,6 +172,17 @@ pub struct DemoArgs {
     pub top_k: usize,
 }
 
+/// Who judges INSTFOL's passages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum JudgeKind {
+    /// The changed qrels, binary.
+    Qrels,
+    /// The changed qrels' levels.
+    Graded,
+    /// An LLM over an OpenAI-compatible endpoint.
+    Llm,
+}
+
 /// `trainer eval`. Forms:
 /// `--qrels FILE --run FILE [--run FILE2]` (a second run compares the two);
 /// `--set DIR --run og=FILE [--run changed=FILE] [--run reversed=FILE]`;
@@ -216,8 +237,8 @@ pub struct EvalArgs {
     pub depth: usize,
     /// Also compute INSTFOL@k (query alone vs query + changed instruction) with this judge:
     /// `qrels` (changed qrels, binary), `graded` (changed qrels levels) or `llm`.
-    #[arg(long, value_parser = ["qrels", "graded", "llm"])]
-    pub instfol: Option<String>,
+    #[arg(long, value_enum)]
+    pub instfol: Option<JudgeKind>,
     /// K of INSTFOL@K.
     #[arg(long, default_value_t = 20)]
     pub instfol_k: usize,
@@ -236,7 +257,7 @@ pub struct EvalArgs {
     pub permutations: usize,
     /// Compute device: cpu, wgpu, vulkan or cuda.
     #[arg(long, default_value = "cpu")]
-    pub device: String,
+    pub device: engine::BackendKind,
     /// Texts per forward pass.
     #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
     pub batch_size: usize,
@@ -245,8 +266,7 @@ pub struct EvalArgs {
 impl ModelArgs {
     /// Loads the encoder on the requested device.
     pub fn load(&self) -> anyhow::Result<engine::Encoder> {
-        let kind: engine::BackendKind = self.device.parse()?;
-        let device = kind.device()?;
+        let device = self.device.device()?;
         if !self.model.join("model.safetensors").is_file()
             && self.model.ends_with("all-MiniLM-L6-v2")
             && !self.model.exists()

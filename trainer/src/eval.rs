@@ -7,11 +7,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use engine::data::{EvalSet, Mode};
-use engine::metrics::significance::{paired_t_test, randomization_test};
+use engine::metrics::report::Report;
 use engine::metrics::{evaluate, Metric, ModeReport, PerQuery, QuerySet, Run, WiseConfig};
-use serde::{Deserialize, Serialize};
 
-use crate::cli::{EvalArgs, ModelArgs};
+use crate::cli::{EvalArgs, JudgeKind, ModelArgs};
 use crate::progress;
 
 /// Default metrics of the `--qrels --run` form.
@@ -19,175 +18,40 @@ const RUN_DEFAULT_METRICS: &str = "ndcg@10,map@1000,mrr@10,recall@100,p@10";
 /// Default per-mode metrics of the `--set` forms.
 const SET_DEFAULT_METRICS: &str = "ndcg@10,ndcg@5,map@1000,mrr@10,recall@100,p@10";
 
-/// Everything one evaluation produced, per query included: what `--output` writes and
-/// `--compare` reads.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Report {
-    /// What was evaluated (model folder, run file...).
-    pub system: String,
-    /// Metric names in the order the user gave them.
-    pub metrics: Vec<String>,
-    /// Mode (or `run` for a single run) -> metric -> values.
-    pub modes: BTreeMap<String, BTreeMap<String, Values>>,
-    /// Instruction-following metrics (`p-mrr`, `wise`, `ideal-wise`, `sicr`).
-    pub following: BTreeMap<String, Values>,
-}
-
-impl Report {
-    /// The number of queries with a value in any mode or metric.
-    fn query_count(&self) -> usize {
-        let mut ids = std::collections::BTreeSet::new();
-        for values in self
-            .modes
-            .values()
-            .flat_map(|m| m.values())
-            .chain(self.following.values())
-        {
-            ids.extend(values.per_query.keys());
-        }
-        ids.len()
-    }
-}
-
-/// A mean and the per-query values behind it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Values {
-    /// Mean over queries (a fraction).
-    pub mean: f64,
-    /// Query id -> value.
-    pub per_query: BTreeMap<String, f64>,
-}
-
-impl From<&PerQuery> for Values {
-    fn from(p: &PerQuery) -> Self {
-        Values {
-            mean: p.mean,
-            per_query: p.per_query.clone(),
-        }
-    }
-}
-
-impl Report {
-    fn from_evaluation(
-        system: String,
-        names: &[String],
-        mode: &str,
-        eval: &engine::metrics::Evaluation,
-    ) -> Self {
-        let mut modes = BTreeMap::new();
-        modes.insert(mode.to_string(), mode_values(names, eval));
-        Report {
-            system,
-            metrics: names.to_vec(),
-            modes,
-            following: BTreeMap::new(),
-        }
-    }
-
-    fn from_mode_report(system: String, names: &[String], r: &ModeReport) -> Self {
-        let modes = r
-            .modes
+/// The table of a report (values x100, like the papers).
+fn print_table(report: &Report) {
+    let modes: Vec<&String> = report.modes.keys().collect();
+    let mut order: Vec<&String> = modes.clone();
+    order.sort_by_key(|m| {
+        ["og", "changed", "reversed", "run"]
             .iter()
-            .map(|(m, e)| (m.name().to_string(), mode_values(names, e)))
-            .collect();
-        let mut following = BTreeMap::new();
-        if let Some(p) = r.p_mrr.as_ref().filter(|p| !p.is_empty()) {
-            following.insert("p-mrr".to_string(), p.into());
-        }
-        if let Some(s) = r.infosearch.as_ref().filter(|s| !s.wise.is_empty()) {
-            following.insert("wise".to_string(), (&s.wise).into());
-            following.insert("ideal-wise".to_string(), (&s.ideal_wise).into());
-            following.insert("sicr".to_string(), (&s.sicr).into());
-        }
-        Report {
-            system,
-            metrics: names.to_vec(),
-            modes,
-            following,
-        }
+            .position(|x| x == m)
+            .unwrap_or(9)
+    });
+    println!("{}  (values x100)", report.system);
+    print!("{:<14}", "metric");
+    for m in &order {
+        print!("{:>10}", m);
     }
-
-    /// The machine form of `--json`: exactly the documented keys, raw fractions.
-    fn to_json(&self, single_run: bool) -> serde_json::Value {
-        let means = |m: &BTreeMap<String, Values>| -> serde_json::Map<String, serde_json::Value> {
-            self.metrics
-                .iter()
-                .filter_map(|n| {
-                    m.get(n)
-                        .map(|v| (n.clone(), engine::metrics::json_number(v.mean)))
-                })
-                .collect()
-        };
-        if single_run {
-            return means(&self.modes["run"]).into();
-        }
-        let mut out = serde_json::Map::new();
-        for (mode, values) in &self.modes {
-            out.insert(mode.clone(), means(values).into());
-        }
-        for key in ["p-mrr", "wise", "sicr", "instfol"] {
-            if let Some(v) = self.following.get(key) {
-                out.insert(key.to_string(), engine::metrics::json_number(v.mean));
-            }
-        }
-        out.into()
-    }
-
-    fn print_table(&self) {
-        let modes: Vec<&String> = self.modes.keys().collect();
-        let mut order: Vec<&String> = modes.clone();
-        order.sort_by_key(|m| {
-            ["og", "changed", "reversed", "run"]
-                .iter()
-                .position(|x| x == m)
-                .unwrap_or(9)
-        });
-        println!("{}  (values x100)", self.system);
-        print!("{:<14}", "metric");
+    println!();
+    for name in &report.metrics {
+        print!("{:<14}", name);
         for m in &order {
-            print!("{:>10}", m);
+            match report.modes[*m].get(name) {
+                Some(v) => print!("{:>10.2}", percent(v.mean)),
+                None => print!("{:>10}", "-"),
+            }
         }
         println!();
-        for name in &self.metrics {
-            print!("{:<14}", name);
-            for m in &order {
-                match self.modes[*m].get(name) {
-                    Some(v) => print!("{:>10.2}", percent(v.mean)),
-                    None => print!("{:>10}", "-"),
-                }
-            }
-            println!();
-        }
-        for (key, v) in &self.following {
-            println!(
-                "{:<14}{:>10.2}   ({} queries)",
-                key,
-                percent(v.mean),
-                v.per_query.len()
-            );
-        }
     }
-}
-
-fn mode_values(names: &[String], eval: &engine::metrics::Evaluation) -> BTreeMap<String, Values> {
-    names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let per_query = eval
-                .per_query
-                .iter()
-                .map(|(q, v)| (q.clone(), v[i]))
-                .collect();
-            (
-                n.clone(),
-                Values {
-                    mean: eval.mean[i],
-                    per_query,
-                },
-            )
-        })
-        .collect()
+    for (key, v) in &report.following {
+        println!(
+            "{:<14}{:>10.2}   ({} queries)",
+            key,
+            percent(v.mean),
+            v.per_query.len()
+        );
+    }
 }
 
 fn metric_names(list: Option<&str>, default: &str) -> anyhow::Result<(Vec<String>, Vec<Metric>)> {
@@ -235,7 +99,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         let [a, b] = args.compare.as_slice() else {
             bail!("--compare takes two report files (written with --output)");
         };
-        let (ra, rb) = (read_report(a)?, read_report(b)?);
+        let (ra, rb) = (Report::read(a)?, Report::read(b)?);
         return print_comparison(&ra, &rb, args.permutations, args.json);
     }
     let (reports, single_run) = match (&args.qrels, &args.set) {
@@ -257,7 +121,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         if args.json {
             println!("{}", r.to_json(single_run));
         } else {
-            r.print_table();
+            print_table(r);
         }
     }
     Ok(())
@@ -348,7 +212,7 @@ fn evaluate_model(
 ) -> anyhow::Result<(ModeReport, Option<PerQuery>)> {
     let model_args = ModelArgs {
         model: model.to_path_buf(),
-        device: args.device.clone(),
+        device: args.device,
         batch_size: args.batch_size,
     };
     let mut encoder = model_args.load()?;
@@ -383,7 +247,7 @@ fn evaluate_model(
         eprintln!("runs saved in {}", dir.display());
     }
     let instfol = match &args.instfol {
-        Some(kind) => Some(instfol(args, kind, &encoder, set, &passages, &runs)?),
+        Some(kind) => Some(instfol(args, *kind, &encoder, set, &passages, &runs)?),
         None => None,
     };
     Ok((
@@ -395,7 +259,7 @@ fn evaluate_model(
 /// INSTFOL@k: the query-alone run against the run with the changed instruction.
 fn instfol(
     args: &EvalArgs,
-    kind: &str,
+    kind: JudgeKind,
     encoder: &engine::Encoder,
     set: &EvalSet,
     passages: &engine::Embeddings,
@@ -429,15 +293,15 @@ fn instfol(
         .get(&Mode::Changed)
         .context("INSTFOL needs qrels/changed.tsv")?;
     let mut judge: Box<dyn InstructionJudge> = match kind {
-        "qrels" => Box::new(QrelsJudge {
+        JudgeKind::Qrels => Box::new(QrelsJudge {
             qrels: changed_qrels,
             s_max: args.judge_max_score,
         }),
-        "graded" => Box::new(GradedQrelsJudge {
+        JudgeKind::Graded => Box::new(GradedQrelsJudge {
             qrels: changed_qrels,
             s_max: args.judge_max_score,
         }),
-        _ => Box::new(crate::judge::LlmJudge::new(
+        JudgeKind::Llm => Box::new(crate::judge::LlmJudge::new(
             crate::judge::LlmJudgeConfig::from_env(
                 args.judge_url.clone(),
                 args.judge_model.clone(),
@@ -456,89 +320,13 @@ fn instfol(
 }
 
 fn write_report(path: &Path, report: &Report) -> anyhow::Result<()> {
-    engine::atomic::write(path, serde_json::to_string_pretty(report)?.as_bytes())?;
+    report.write(path)?;
     eprintln!("report written to {}", path.display());
     Ok(())
 }
 
-fn read_report(path: &Path) -> anyhow::Result<Report> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!("{}: not a report written by `trainer eval --output` (per-query values are needed to compare)", path.display())
-    })
-}
-
-/// One compared value: both means over the shared queries, and the paired tests.
-#[derive(Debug, Serialize)]
-struct Compared {
-    a: f64,
-    b: f64,
-    queries: usize,
-    p_t_test: Option<f64>,
-    p_randomization: Option<f64>,
-}
-
-fn compare_values(a: &Values, b: &Values, permutations: usize) -> Compared {
-    let shared: Vec<&String> = a
-        .per_query
-        .keys()
-        .filter(|q| b.per_query.contains_key(*q))
-        .collect();
-    let xa: Vec<f64> = shared.iter().map(|q| a.per_query[*q]).collect();
-    let xb: Vec<f64> = shared.iter().map(|q| b.per_query[*q]).collect();
-    let mean = |x: &[f64]| {
-        if x.is_empty() {
-            0.0
-        } else {
-            x.iter().sum::<f64>() / x.len() as f64
-        }
-    };
-    Compared {
-        a: mean(&xa),
-        b: mean(&xb),
-        queries: shared.len(),
-        p_t_test: paired_t_test(&xa, &xb).p_value,
-        p_randomization: randomization_test(&xa, &xb, permutations, 42).p_value,
-    }
-}
-
 fn print_comparison(a: &Report, b: &Report, permutations: usize, json: bool) -> anyhow::Result<()> {
-    let mut rows: Vec<(String, Compared)> = Vec::new();
-    for (mode, metrics) in &a.modes {
-        let Some(other) = b.modes.get(mode) else {
-            continue;
-        };
-        for name in &a.metrics {
-            if let (Some(va), Some(vb)) = (metrics.get(name), other.get(name)) {
-                let label = if mode == "run" {
-                    name.clone()
-                } else {
-                    format!("{mode} {name}")
-                };
-                rows.push((label, compare_values(va, vb, permutations)));
-            }
-        }
-    }
-    for (key, va) in &a.following {
-        if let Some(vb) = b.following.get(key) {
-            rows.push((key.clone(), compare_values(va, vb, permutations)));
-        }
-    }
-    if rows.is_empty() {
-        bail!("the two reports share no metric to compare");
-    }
-    // A metric without a query in common has no mean and no test: leave it out, and say so
-    // when nothing is left.
-    rows.retain(|(_, c)| c.queries > 0);
-    if rows.is_empty() {
-        bail!(
-            "the two reports share no query ({}: {} queries, {}: {}): nothing to compare",
-            a.system,
-            a.query_count(),
-            b.system,
-            b.query_count()
-        );
-    }
+    let rows = a.compare(b, permutations)?;
     if json {
         let map: serde_json::Map<String, serde_json::Value> = rows
             .iter()

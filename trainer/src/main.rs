@@ -26,6 +26,22 @@ fn export(args: cli::ExportArgs) -> anyhow::Result<()> {
         args.output.display(),
         if args.f16 { " (F16 weights)" } else { "" }
     );
+    if let Some(index_path) = &args.index {
+        let folder = args
+            .output
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string());
+        let key = args
+            .key
+            .clone()
+            .or(folder)
+            .unwrap_or_else(|| "model".into());
+        let name = args.name.clone().unwrap_or_else(|| key.clone());
+        let mut index = engine::served::ModelIndex::read_or_new(index_path)?;
+        index.upsert(engine::served::ServedModel::of(&files, &key, &name));
+        index.write(index_path)?;
+        eprintln!("listed as '{key}' in {}", index_path.display());
+    }
     Ok(())
 }
 

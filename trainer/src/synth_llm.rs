@@ -33,12 +33,21 @@ use engine::training::TrainingRecord;
 
 use crate::chat::{message_text, ChatClient};
 
+/// Which records `trainer synth llm` makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pipeline {
+    /// InF-IR records from (query, relevant passage) seeds.
+    InfIr,
+    /// Dual-view records from instruction-negative records.
+    DualView,
+}
+
 /// `trainer synth llm`.
 #[derive(Args, Debug)]
 pub struct LlmArgs {
     /// inf-ir (seed {"query", "positive"} lines) or dual-view (instruction-negative records).
-    #[arg(long, value_parser = ["inf-ir", "dual-view"])]
-    pub pipeline: String,
+    #[arg(long, value_enum)]
+    pub pipeline: Pipeline,
     /// Input JSONL.
     #[arg(long)]
     pub input: PathBuf,
@@ -341,7 +350,7 @@ fn read_inputs(args: &LlmArgs) -> anyhow::Result<Vec<(usize, Input)>> {
     for (n, line) in engine::data::record_lines(&text) {
         let at = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}:{n}: {e}", args.input.display());
         let v: Value = serde_json::from_str(line).map_err(|e| at(&e))?;
-        inputs.push((n, Input::parse(&args.pipeline, &v).map_err(|e| at(&e))?));
+        inputs.push((n, Input::parse(args.pipeline, &v).map_err(|e| at(&e))?));
     }
     anyhow::ensure!(
         !inputs.is_empty(),
@@ -408,7 +417,7 @@ enum Input {
 }
 
 impl Input {
-    fn parse(pipeline: &str, v: &Value) -> Result<Self, String> {
+    fn parse(pipeline: Pipeline, v: &Value) -> Result<Self, String> {
         let field = |k: &str| -> Result<String, String> {
             v.get(k)
                 .and_then(|x| x.as_str())
@@ -416,7 +425,7 @@ impl Input {
                 .map(str::to_string)
                 .ok_or_else(|| format!("missing or empty field '{k}'"))
         };
-        if pipeline == "inf-ir" {
+        if pipeline == Pipeline::InfIr {
             return Ok(Input::Seed {
                 query: field("query")?,
                 positive: field("positive")?,

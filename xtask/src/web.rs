@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context};
-use sha2::{Digest, Sha256};
 
 use crate::model::which;
 use crate::setup::{self, WasmToolchain};
@@ -278,35 +277,17 @@ fn export_models(out: &Path, models: &[SiteModel], release: bool) -> anyhow::Res
     step("models for the browser (F16 weights)");
     let models_dir = out.join("models");
     let _ = std::fs::remove_dir_all(&models_dir);
-    let mut entries = Vec::new();
     for m in models {
-        let dest = models_dir.join(&m.key);
+        // `trainer export --index` lists the files in models/index.json (the engine's format).
         run(trainer(release)
-            .args(["export", "--f16"])
+            .args(["export", "--f16", "--key", &m.key, "--name", &m.name])
             .arg("--model")
             .arg(&m.dir)
             .arg("--output")
-            .arg(&dest))?;
-        let mut files = Vec::new();
-        for path in walk(&dest)? {
-            let bytes = std::fs::read(&path)?;
-            let rel = path
-                .strip_prefix(&dest)?
-                .to_string_lossy()
-                .replace('\\', "/");
-            let sha: String = Sha256::digest(&bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            files.push(serde_json::json!({"path": rel, "bytes": bytes.len(), "sha256": sha}));
-        }
-        entries.push(serde_json::json!({"key": m.key, "name": m.name, "files": files}));
+            .arg(models_dir.join(&m.key))
+            .arg("--index")
+            .arg(models_dir.join("index.json")))?;
     }
-    let index = serde_json::json!({ "models": entries });
-    std::fs::write(
-        models_dir.join("index.json"),
-        serde_json::to_string_pretty(&index)?,
-    )?;
     Ok(())
 }
 

@@ -12,6 +12,7 @@
 pub mod explain;
 pub mod instfol;
 pub mod instruction_following;
+pub mod report;
 pub mod run;
 pub mod significance;
 pub mod standard;
@@ -69,32 +70,6 @@ impl ModeReport {
             p_mrr,
             infosearch,
         }
-    }
-
-    /// The machine form: `{"og": {metric: x}, "changed": {...}, "reversed": {...}, "p-mrr": x,
-    /// "wise": x, "sicr": x}`, raw fractions; `names` are the metric keys as the user wrote them.
-    pub fn to_json(&self, names: &[String]) -> serde_json::Value {
-        let mut out = serde_json::Map::new();
-        for (mode, eval) in &self.modes {
-            let m: serde_json::Map<String, serde_json::Value> = names
-                .iter()
-                .zip(&eval.mean)
-                .map(|(n, v)| (n.clone(), json_number(*v)))
-                .collect();
-            out.insert(mode.name().to_string(), m.into());
-        }
-        if let Some(p) = &self.p_mrr {
-            if !p.is_empty() {
-                out.insert("p-mrr".into(), json_number(p.mean));
-            }
-        }
-        if let Some(s) = &self.infosearch {
-            if !s.wise.is_empty() {
-                out.insert("wise".into(), json_number(s.wise.mean));
-                out.insert("sicr".into(), json_number(s.sicr.mean));
-            }
-        }
-        out.into()
     }
 }
 

@@ -56,11 +56,6 @@ impl Metric {
         }
         items.into_iter().map(str::parse).collect()
     }
-
-    /// The default per-mode metrics of `trainer eval --set`.
-    pub fn defaults() -> Vec<Metric> {
-        Self::parse_list("ndcg@10,ndcg@5,map@1000,mrr@10,recall@100,p@10").unwrap()
-    }
 }
 
 impl FromStr for Metric {

@@ -93,7 +93,7 @@ pub fn embed_cross_attention(
 ) -> Result<Tensor<2>> {
     let device = model_device(model);
     let (plain, mixed): (Vec<usize>, Vec<usize>) =
-        (0..pairs.len()).partition(|&i| pairs[i].0.trim().is_empty());
+        (0..pairs.len()).partition(|&i| crate::instruction::is_absent(pairs[i].0));
     let mut parts = Vec::new();
     if !plain.is_empty() {
         let queries: Vec<&str> = plain.iter().map(|&i| pairs[i].1).collect();
