@@ -1,7 +1,7 @@
 //! Helpers shared by the engine's integration tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use engine::{Device, Encoder};
 
@@ -16,6 +16,26 @@ pub fn model_dir() -> PathBuf {
         "default model missing at {}: run `cargo xtask fetch-model` (the README test command does)",
         dir.display()
     );
+    dir
+}
+
+/// A fresh empty folder for one test: `<tmp>/ifir-tests/<pid>/<name>`. The folders of test
+/// processes that have ended are removed first (Linux: their `/proc` entry is gone), so
+/// repeated runs do not fill the disk.
+pub fn tmp_folder(name: &str) -> PathBuf {
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    let root = std::env::temp_dir().join("ifir-tests");
+    SWEEP.call_once(|| {
+        let ended = |pid: &str| cfg!(target_os = "linux") && !Path::new("/proc").join(pid).exists();
+        for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            if ended(&entry.file_name().to_string_lossy()) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
+    let dir = root.join(std::process::id().to_string()).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 

@@ -133,10 +133,7 @@ fn random_weights(s: Shape, seed: u64) -> Tensors {
 }
 
 fn tmpdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ifir-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::tmp_folder(&format!("encoder-{name}"))
 }
 
 /// Writes a model folder with the default model's tokenizer and random weights.

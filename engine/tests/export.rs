@@ -15,8 +15,7 @@ fn f16_weights_halve_the_file_and_keep_embeddings() {
     );
     assert!(b * 2 <= a + 64 * 1024, "f16 weights {b} bytes vs f32 {a}");
     // Written and read back as a folder, like `trainer export --f16` does.
-    let dir = std::env::temp_dir().join(format!("ifir-export-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::tmp_folder("export");
     half.write_dir(&dir).unwrap();
     let reread = ModelFiles::read_dir(&dir).unwrap();
     assert_eq!(

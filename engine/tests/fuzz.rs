@@ -324,8 +324,7 @@ fn fuzz_config_json_and_safetensors() {
 
 #[test]
 fn fuzz_index_files() {
-    let dir = std::env::temp_dir().join(format!("ifir-fuzz-index-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::tmp_folder("fuzz-index");
     let path = dir.join("corpus.ifidx");
     let ids: Vec<String> = (0..5).map(|i| format!("d{i}")).collect();
     write_index(

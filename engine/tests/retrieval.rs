@@ -84,8 +84,7 @@ fn k_larger_than_corpus_and_k_zero() {
 
 #[test]
 fn index_round_trip_streams_and_refuses_another_model() {
-    let dir = std::env::temp_dir().join(format!("ifir-index-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::tmp_folder("index");
     let path = dir.join("corpus.ifidx");
     let corpus = random(1000, 32, 7);
     let ids: Vec<String> = (0..1000).map(|i| format!("doc-{i}")).collect();

@@ -399,9 +399,8 @@ fn bad_records_name_the_field() {
 }
 
 fn write(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("ifir-training-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    // One folder per file: a folder is emptied when it is handed out.
+    let path = crate::common::tmp_folder(&format!("training-{name}")).join(name);
     std::fs::File::create(&path)
         .unwrap()
         .write_all(text.as_bytes())

@@ -26,9 +26,23 @@ pub fn trainer(args: &[&str]) -> Output {
         .expect("run trainer")
 }
 
-/// A fresh empty folder `ifir-AREA-PID-NAME` in the temporary directory.
+/// A fresh empty folder for one test: `<tmp>/ifir-tests/<pid>/<area>-<name>`. The folders
+/// of test processes that have ended are removed first (Linux: their `/proc` entry is gone),
+/// so repeated runs do not fill the disk.
 pub fn tmp(area: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ifir-{area}-{}-{name}", std::process::id()));
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    let root = std::env::temp_dir().join("ifir-tests");
+    SWEEP.call_once(|| {
+        let ended = |pid: &str| cfg!(target_os = "linux") && !Path::new("/proc").join(pid).exists();
+        for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            if ended(&entry.file_name().to_string_lossy()) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
+    let dir = root
+        .join(std::process::id().to_string())
+        .join(format!("{area}-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

@@ -166,13 +166,19 @@ fn common<'a>(model: &'a Path, data: &'a Path, out: &'a Path) -> Vec<&'a str> {
     ]
 }
 
+/// A fresh folder `name` with the tiny model and `n` records: `(folder, model, data, run)`.
+fn fresh(name: &str, n: usize) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    let dir = tmp(name);
+    let model = tiny_model(&dir);
+    let data = records(&dir, n);
+    let out = dir.join("run");
+    (dir, model, data, out)
+}
+
 #[test]
 fn short_run_trains_evaluates_plots_and_writes_a_loadable_model() {
-    let dir = tmp("short");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 6);
-    let out = dir.join("run");
-    let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/demo");
+    let (_, model, data, out) = fresh("short", 6);
+    let demo = crate::common::demo_set();
     let mut args = common(&model, &data, &out);
     args.extend([
         "--max-steps",
@@ -538,11 +544,8 @@ fn search_scores(model: &Path, corpus: &Path) -> Vec<f64> {
 
 #[test]
 fn a_cross_attention_model_is_used_by_every_consumer() {
-    let dir = tmp("cross");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 6);
-    let out = dir.join("run");
-    let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/demo");
+    let (dir, model, data, out) = fresh("cross", 6);
+    let demo = crate::common::demo_set();
     let mut args = common(&model, &data, &out);
     args.extend([
         "--max-steps",
