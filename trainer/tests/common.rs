@@ -3,6 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+// The engine tests' helpers (temp folders), one copy for both crates.
+#[path = "../../engine/tests/common.rs"]
+mod engine_common;
+
 /// The default model folder: `$IFIR_MODEL`, else `<workspace>/models/all-MiniLM-L6-v2`.
 pub fn model_dir() -> PathBuf {
     std::env::var("IFIR_MODEL")
@@ -26,26 +30,10 @@ pub fn trainer(args: &[&str]) -> Output {
         .expect("run trainer")
 }
 
-/// A fresh empty folder for one test: `<tmp>/ifir-tests/<pid>/<area>-<name>`. The folders
-/// of test processes that have ended are removed first (Linux: their `/proc` entry is gone),
-/// so repeated runs do not fill the disk.
+/// A fresh empty folder for one test (the engine tests' `tmp_folder`: under
+/// `<tmp>/ifir-tests/<pid>/`, the folders of ended runs swept).
 pub fn tmp(area: &str, name: &str) -> PathBuf {
-    static SWEEP: std::sync::Once = std::sync::Once::new();
-    let root = std::env::temp_dir().join("ifir-tests");
-    SWEEP.call_once(|| {
-        let ended = |pid: &str| cfg!(target_os = "linux") && !Path::new("/proc").join(pid).exists();
-        for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-            if ended(&entry.file_name().to_string_lossy()) {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
-        }
-    });
-    let dir = root
-        .join(std::process::id().to_string())
-        .join(format!("{area}-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    engine_common::tmp_folder(&format!("{area}-{name}"))
 }
 
 /// A path as a command-line argument.
