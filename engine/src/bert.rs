@@ -59,8 +59,9 @@ pub struct BertLayer {
 pub struct BertModel {
     embeddings: BertEmbeddings,
     layers: Vec<BertLayer>,
+    /// The shape it was built with (names its weights in [`weight_table`]).
     #[module(skip)]
-    activation: Activation,
+    config: BertConfig,
 }
 
 impl BertModel {
@@ -80,7 +81,7 @@ impl BertModel {
         // [batch, 1, 1, seq]: broadcast over heads and query positions.
         let bias = mask_bias(mask).reshape([batch, 1, 1, seq]);
         for layer in &self.layers {
-            x = layer.forward(x, bias.clone(), self.activation);
+            x = layer.forward(x, bias.clone(), self.config.hidden_act);
         }
         x
     }
@@ -444,7 +445,7 @@ impl BertModel {
         Ok(BertModel {
             embeddings,
             layers,
-            activation: config.hidden_act,
+            config: config.clone(),
         })
     }
 
@@ -472,30 +473,6 @@ impl BertModel {
         }
         out
     }
-
-    /// The shape the model has (for [`weight_table`]).
-    fn shape(&self) -> BertConfig {
-        let [vocab_size, d] = self.embeddings.word.weight.val().dims();
-        let [max_position_embeddings, _] = self.embeddings.position.weight.val().dims();
-        let [type_vocab_size, _] = self.embeddings.token_type.weight.val().dims();
-        let intermediate_size = self
-            .layers
-            .first()
-            .map(|l| l.intermediate.weight.val().dims()[1])
-            .unwrap_or(0);
-        BertConfig {
-            vocab_size,
-            hidden_size: d,
-            num_hidden_layers: self.layers.len(),
-            num_attention_heads: self.layers.first().map(|l| l.attention.heads).unwrap_or(1),
-            intermediate_size,
-            max_position_embeddings,
-            type_vocab_size,
-            layer_norm_eps: 0.0,
-            hidden_act: self.activation,
-            pad_token_id: 0,
-        }
-    }
 }
 
 /// One named tensor in Hugging Face layout: `(name, shape, values)`.
@@ -506,7 +483,7 @@ impl BertModel {
     /// back to PyTorch's `[out, in]`: the inverse of [`BertModel::from_safetensors`].
     pub fn named_tensors(&self) -> Result<Vec<NamedTensor>> {
         let mut out = Vec::new();
-        for ((name, _), held) in weight_table(&self.shape()).iter().zip(self.held()) {
+        for ((name, _), held) in weight_table(&self.config).iter().zip(self.held()) {
             match held {
                 Held::Embedding(e) => push_param(&mut out, &format!("{name}.weight"), &e.weight)?,
                 Held::Linear(l) => push_linear(&mut out, name, l)?,
