@@ -54,6 +54,9 @@ pub struct RenderingsArgs {
     /// Share of instructions that name both values, the wanted and the excluded ("forum posts, not news articles").
     #[arg(long, default_value_t = 0.3)]
     pub contrast_share: f64,
+    /// Share of queries whose first record is a setting constraint (where, when, whom: the passage's places, years or people moved into one of two categories) when the passage has one.
+    #[arg(long, default_value_t = 0.0)]
+    pub setting_share: f64,
     /// Also write each training query's plain retrieval record (no instruction).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub replay: bool,
@@ -340,6 +343,10 @@ fn renderings(args: RenderingsArgs) -> anyhow::Result<()> {
         shares.iter().all(|s| (0.0..=1.0).contains(s)) && shares.iter().sum::<f64>() <= 1.0,
         "--exclusion-share and --contrast-share must be in [0, 1] and add up to at most 1"
     );
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.setting_share),
+        "--setting-share must be in [0, 1]"
+    );
     let (set, og) = load_set(&args.source.set, args.source.heldout_fraction)?;
     let found = neighbours(&args.source.model, &set, &og, 3, args.max_score_gap)?;
     let by_query: BTreeMap<usize, &Neighbours> = found.iter().map(|n| (n.query, n)).collect();
@@ -428,12 +435,21 @@ impl<'a> Rendered<'a> {
             exclusion: args.exclusion_share,
             contrast: args.contrast_share,
         };
+        let mut setting = engine::training::settings::applicable(
+            positive.query,
+            positive.text,
+            &mut self.rng,
+        )
+        .filter(|_| self.rng.uniform() < args.setting_share);
         let mut made = 0;
         for attempt in 0..args.per_query * 4 {
             if made == args.per_query {
                 break;
             }
-            let dimension = random_dimension(term.clone(), &mut self.rng);
+            let dimension = match setting.take() {
+                Some(s) => engine::training::renderings::Dimension::Setting(s),
+                None => random_dimension(term.clone(), &mut self.rng),
+            };
             let Some(records) =
                 rendered_records(&dimension, positive, negative, poisoned, mix, &mut self.rng)
             else {

@@ -8,6 +8,7 @@ pub mod batch;
 pub mod objectives;
 pub mod records;
 pub mod renderings;
+pub mod settings;
 
 use burn::tensor::{Int, Tensor, TensorData};
 

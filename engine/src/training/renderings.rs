@@ -16,7 +16,9 @@
 //!   best sentence or in full ([`Dimension::Length`]);
 //! * content (FollowIR-style narratives): P in full against P without the sentences that carry a
 //!   property (a number, a year, an amount of money, a term), keeping the sentence that answers
-//!   the query ([`Dimension::Content`]).
+//!   the query ([`Dimension::Content`]);
+//! * setting (content constraints on where, when, whom): P with its places, years or people
+//!   moved into one of two categories ([`Dimension::Setting`], [`super::settings`]).
 //!
 //! Each record also carries hard negatives that do not answer the query (an on-topic passage the
 //! caller retrieves) rendered with *both* values of the attribute, so the attribute alone never
@@ -25,6 +27,7 @@
 //! view is either the negation of the first or a request for the other value.
 
 use super::attributes::Constraint;
+use super::settings::Setting;
 use crate::rng::SplitMix64;
 use crate::training::records::{InfIrRecord, InstructionNegativeRecord};
 
@@ -70,6 +73,9 @@ pub enum Dimension {
     /// The full passage (satisfies the constraint) against the passage without the
     /// sentences where the constraint holds.
     Content(Constraint),
+    /// Where, when or whom: the passage's places, years or people moved into one of two
+    /// categories ([`super::settings`]).
+    Setting(Setting),
 }
 
 impl Dimension {
@@ -85,6 +91,7 @@ impl Dimension {
                 "money" => "content-money",
                 _ => "content-mentions",
             },
+            Dimension::Setting(s) => s.kind(),
         }
     }
 }
@@ -657,6 +664,7 @@ pub fn versions(
                 .join(" ");
             (constraint.holds(&without) == Some(false)).then(|| [s.join(" "), without])
         }
+        Dimension::Setting(setting) => setting.versions(text, rng),
     }
 }
 
@@ -681,6 +689,7 @@ pub fn instruction(
         }
         Dimension::Length => length_instruction(first, rng),
         Dimension::Content(c) => c.phrase(first, rng),
+        Dimension::Setting(s) => s.phrase(first, phrasing, rng),
     }
 }
 
