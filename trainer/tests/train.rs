@@ -1,8 +1,8 @@
 //! `trainer train` end to end on a tiny randomly initialised BERT (the default model's
 //! tokenizer, 2 layers of width 32) and generated records: a short run that trains, evaluates,
 //! plots and writes a loadable model; kill -9 and resume giving the uninterrupted weights;
-//! GradCache giving the direct gradients; the NaN guard; bad records; the CPU vs wgpu loss
-//! curve.
+//! GradCache giving the direct gradients; the NaN guard; a full disk while checkpointing; bad
+//! records; the CPU vs wgpu loss curve.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -268,27 +268,7 @@ fn kill_and_resume_ends_with_the_uninterrupted_weights() {
     let killed = dir.join("killed");
     let mut args = common(&model, &data, &killed);
     args.extend(steps);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_trainer"))
-        .arg("train")
-        .args(&args)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let marker = killed.join("checkpoints/step-00000006/state.json");
-    while !marker.exists() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "run ended before it could be killed"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(600),
-            "no checkpoint appeared"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill_once(&args, &killed.join("checkpoints/step-00000006/state.json"));
     assert!(
         !killed.join("model").exists(),
         "the run finished before the kill"
@@ -310,6 +290,86 @@ fn kill_and_resume_ends_with_the_uninterrupted_weights() {
         16,
         "the resumed log continues the interrupted one"
     );
+}
+
+/// Runs `trainer train ARGS` until `marker` exists, then kills it (SIGKILL).
+fn kill_once(args: &[&str], marker: &Path) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .arg("train")
+        .args(args)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !marker.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "run ended before it could be killed"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "no checkpoint appeared"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// A full disk while a checkpoint is written, simulated with a file-size limit (`ulimit -f`,
+/// SIGXFSZ ignored: every write past 1-2 MB fails, as on a full disk, and needs no root).
+#[cfg(unix)]
+#[test]
+fn a_full_disk_while_checkpointing_keeps_the_last_good_checkpoint() {
+    let dir = tmp("disk-full");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 10);
+    let run = dir.join("run");
+    let mut args = common(&model, &data, &run);
+    args.extend(["--max-steps", "40", "--checkpoint-every", "1"]);
+    kill_once(&args, &run.join("checkpoints/step-00000002/state.json"));
+    assert!(!run.join("model").exists(), "the run finished before the kill");
+    let checkpoints = run.join("checkpoints");
+    let good = std::fs::read_dir(&checkpoints)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("state.json").is_file())
+        .max()
+        .expect("a complete checkpoint");
+    let before = std::fs::read(good.join("model.safetensors")).unwrap();
+
+    args.push("--resume");
+    let limited = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 2048 && trap '' XFSZ && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_trainer"))
+        .arg("train")
+        .args(&args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&limited.stderr);
+    assert!(!limited.status.success(), "{err}");
+    assert!(err.contains("not written"), "{err}");
+    assert!(
+        err.contains("the last good checkpoint is kept") && err.contains(good.to_str().unwrap()),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(good.join("model.safetensors")).unwrap(),
+        before,
+        "the last good checkpoint changed"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&checkpoints)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "half-written checkpoint left: {leftovers:?}");
+    assert!(!run.join("model").exists());
+    // With space again, the run resumes from the kept checkpoint and finishes.
+    let err = ok(&train(&args));
+    assert!(err.contains("resuming from"), "{err}");
+    assert!(run.join("model/model.safetensors").is_file());
 }
 
 #[test]

@@ -79,7 +79,35 @@ pub fn save(
     if partial.exists() {
         std::fs::remove_dir_all(&partial).ok();
     }
-    std::fs::create_dir_all(&partial)
+    if let Err(e) = write_files(&partial, model, optimizer, state) {
+        // Free the space a half-written checkpoint holds (a full disk is the usual cause).
+        std::fs::remove_dir_all(&partial).ok();
+        let kept = match latest(output) {
+            Ok(Some(p)) => format!("the last good checkpoint is kept: {}", p.display()),
+            _ => "there is no earlier checkpoint".to_string(),
+        };
+        return Err(e.context(format!(
+            "checkpoint of step {} not written; {kept}",
+            state.step
+        )));
+    }
+    if done.exists() {
+        std::fs::remove_dir_all(&done).ok();
+    }
+    std::fs::rename(&partial, &done)
+        .with_context(|| format!("{}: cannot finish", done.display()))?;
+    prune(&root, keep.max(1))?;
+    Ok(done)
+}
+
+/// The checkpoint's files in the `partial` folder.
+fn write_files(
+    partial: &Path,
+    model: &TrainModel,
+    optimizer: &ModuleOptimizer,
+    state: &CheckpointState,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(partial)
         .with_context(|| format!("{}: cannot create", partial.display()))?;
     let write = |file: &str, bytes: &[u8]| -> anyhow::Result<()> {
         let path = partial.join(file);
@@ -91,7 +119,7 @@ pub fn save(
         .find(|(_, _, v)| v.iter().any(|x| !x.is_finite()))
     {
         anyhow::bail!(
-            "weight '{name}' is not finite at step {}: not writing this checkpoint (the last good one is kept); lower --lr and resume",
+            "weight '{name}' is not finite at step {}: lower --lr and resume",
             state.step
         );
     }
@@ -103,14 +131,7 @@ pub fn save(
         .into_bytes()
         .map_err(|e| anyhow::anyhow!("serialising the optimiser state: {e:?}"))?;
     write(OPTIMIZER, &opt)?;
-    write(STATE, serde_json::to_string_pretty(state)?.as_bytes())?;
-    if done.exists() {
-        std::fs::remove_dir_all(&done).ok();
-    }
-    std::fs::rename(&partial, &done)
-        .with_context(|| format!("{}: cannot finish", done.display()))?;
-    prune(&root, keep.max(1))?;
-    Ok(done)
+    write(STATE, serde_json::to_string_pretty(state)?.as_bytes())
 }
 
 fn prune(root: &Path, keep: usize) -> anyhow::Result<()> {
