@@ -421,6 +421,26 @@ impl EvalSet {
         })
     }
 
+    /// Keeps only the queries whose `constraint` label starts with `prefix` (their judgments
+    /// and pools with them), to evaluate one family of instructions on its own; returns how
+    /// many are kept. The corpus stays whole: the other queries' passages still compete.
+    pub fn keep_constraint(&mut self, prefix: &str) -> usize {
+        self.queries.retain(|q| {
+            q.constraint
+                .as_deref()
+                .is_some_and(|c| c.starts_with(prefix))
+        });
+        let kept: std::collections::BTreeSet<String> =
+            self.queries.iter().map(|q| q.id.clone()).collect();
+        for qrels in self.qrels.values_mut() {
+            qrels.retain(|q, _| kept.contains(q));
+        }
+        if let Some(pools) = &mut self.candidates {
+            pools.retain(|q, _| kept.contains(q));
+        }
+        self.queries.len()
+    }
+
     /// Writes the set as a folder (formats.md §1): `corpus.jsonl`, `queries.jsonl`,
     /// `qrels/MODE.tsv` for each mode it has, `candidates.tsv` when it has pools; each file
     /// atomically.

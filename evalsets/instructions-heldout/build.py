@@ -56,6 +56,7 @@ def build():
             "instruction_reversed": t["reversed"],
             "family": t["family"],
             "dimension": t["dimension"],
+            "constraint": f'{t["family"]}: {t["dimension"]}',
         })
         for doc_id, side in sorted(labels[t["qid"]]):
             og.append((t["qid"], doc_id, 0 if side == "x" else 1))

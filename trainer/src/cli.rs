@@ -205,6 +205,9 @@ pub struct EvalArgs {
     /// A second model folder: both are evaluated and compared with significance tests.
     #[arg(long)]
     pub compare_model: Option<PathBuf>,
+    /// Evaluate only the set's queries whose `constraint` label starts with this (e.g. `content` on evalsets/instructions-heldout).
+    #[arg(long)]
+    pub constraint: Option<String>,
     /// Compare two reports written by `--output`: side-by-side table with significance.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub compare: Vec<PathBuf>,

@@ -158,7 +158,15 @@ fn run_reports(args: &EvalArgs, qrels_path: &Path) -> anyhow::Result<Vec<Report>
 
 /// `--set DIR` with precomputed runs (`--run MODE=FILE`) or models to encode with.
 fn set_reports(args: &EvalArgs, set_dir: &Path, wise: WiseConfig) -> anyhow::Result<Vec<Report>> {
-    let set = EvalSet::load(set_dir)?;
+    let mut set = EvalSet::load(set_dir)?;
+    if let Some(prefix) = &args.constraint {
+        if set.keep_constraint(prefix) == 0 {
+            bail!(
+                "{}: no query has a constraint label starting with '{prefix}'",
+                set_dir.join("queries.jsonl").display()
+            );
+        }
+    }
     let (names, metrics) = metric_names(args.metrics.as_deref(), SET_DEFAULT_METRICS)?;
     if !args.run.is_empty() {
         if args.model.is_some() {

@@ -16,6 +16,11 @@ pub fn model_dir() -> PathBuf {
         })
 }
 
+/// The workspace root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 /// The built-in demo set's folder.
 pub fn demo_set() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/demo")

@@ -2,6 +2,7 @@
 //! default model (instructions must beat the query alone on the instructed mode), comparisons
 //! with significance, and clear errors for bad input.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Output;
 
@@ -412,4 +413,66 @@ fn comparisons_need_a_query_in_common_and_permutations() {
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("empty item"), "{err}");
+}
+
+/// `--constraint PREFIX` evaluates one family of the hand-written set: only its queries, with
+/// the per-query values they have in the whole set (the corpus stays whole).
+#[test]
+fn one_family_of_instructions_is_evaluated_on_its_own() {
+    let dir = tmp("family");
+    let set = crate::common::repo_root().join("evalsets/instructions-heldout");
+    let cache = dir.join("cache");
+    let model = model_dir();
+    let report = |extra: &[&str], name: &str| -> serde_json::Value {
+        let path = dir.join(name);
+        let mut args = vec![
+            "eval",
+            "--set",
+            s(&set),
+            "--model",
+            s(&model),
+            "--passage-cache",
+            s(&cache),
+            "--output",
+            s(&path),
+        ];
+        args.extend(extra);
+        ok(&trainer(&args));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    };
+    let whole = report(&[], "whole.json");
+    let content = report(&["--constraint", "content"], "content.json");
+    let per_query = |r: &serde_json::Value, metric: &str| -> BTreeMap<String, f64> {
+        r["following"][metric]["per_query"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(q, v)| (q.clone(), v.as_f64().unwrap()))
+            .collect()
+    };
+    for metric in ["p-mrr", "wise", "sicr"] {
+        let part = per_query(&content, metric);
+        assert_eq!(part.len(), 16, "{metric}: {part:?}");
+        assert!(part.keys().all(|q| q.starts_with('c')), "{part:?}");
+        let all = per_query(&whole, metric);
+        assert_eq!(all.len(), 32);
+        for (q, v) in &part {
+            assert!((all[q] - v).abs() < 1e-9, "{metric} {q}: {} vs {v}", all[q]);
+        }
+    }
+    let none = trainer(&[
+        "eval",
+        "--set",
+        s(&set),
+        "--model",
+        s(&model),
+        "--constraint",
+        "no-such-family",
+    ]);
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(!none.status.success());
+    assert!(
+        err.contains("queries.jsonl") && err.contains("no-such-family"),
+        "{err}"
+    );
 }
