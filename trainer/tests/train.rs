@@ -321,10 +321,7 @@ fn kill_once(args: &[&str], marker: &Path) {
 #[cfg(unix)]
 #[test]
 fn a_full_disk_while_checkpointing_keeps_the_last_good_checkpoint() {
-    let dir = tmp("disk-full");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 10);
-    let run = dir.join("run");
+    let (_, model, data, run) = fresh("disk-full", 10);
     let mut args = common(&model, &data, &run);
     args.extend(["--max-steps", "40", "--checkpoint-every", "1"]);
     kill_once(&args, &run.join("checkpoints/step-00000002/state.json"));
