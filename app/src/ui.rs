@@ -24,18 +24,6 @@ use crate::state::{
 };
 use crate::web;
 
-/// What the page holds besides its signals: the downloaded model files (kept to rebuild the
-/// encoder on another backend), the encoder on the active backend, the encoded corpus, and
-/// the generation counters that let a newer search or corpus load win over a stale one.
-#[derive(Default)]
-struct Runtime {
-    files: Option<Rc<ModelFiles>>,
-    encoder: Option<Rc<Encoder>>,
-    session: Option<Rc<Session>>,
-    search_generation: u64,
-    corpus_generation: u64,
-}
-
 /// What the status bar says.
 #[derive(Debug, Clone, PartialEq)]
 enum Status {
@@ -69,10 +57,13 @@ impl std::fmt::Display for Status {
     }
 }
 
-/// Every signal of the page, and its runtime, handed to the components as leptos context.
+/// Every signal of the page, handed to the components as leptos context.
 #[derive(Clone, Copy)]
 struct Page {
-    runtime: StoredValue<Runtime, LocalStorage>,
+    /// The downloaded model files, kept to rebuild the encoder on another backend.
+    files: StoredValue<Option<Rc<ModelFiles>>, LocalStorage>,
+    /// The encoder on the active backend, once built.
+    encoder: RwSignal<Option<Rc<Encoder>>, LocalStorage>,
     status: RwSignal<Status>,
     ready: RwSignal<bool>,
     error: RwSignal<Option<String>>,
@@ -92,7 +83,6 @@ struct Page {
     query: RwSignal<String>,
     instruction: RwSignal<String>,
     reversed: RwSignal<String>,
-    rankings: RwSignal<BTreeMap<Column, Ranking>>,
     judgments: RwSignal<Judgments>,
     teach: RwSignal<bool>,
     explained: RwSignal<Option<Explained>>,
@@ -104,33 +94,59 @@ fn page() -> Page {
     expect_context::<Page>()
 }
 
-impl Page {
-    /// Starts a newer search (or corpus load, with `corpus`) and returns its generation.
-    fn next_generation(self, corpus: bool) -> u64 {
-        self.runtime
-            .try_update_value(|r| {
-                let g = if corpus {
-                    &mut r.corpus_generation
-                } else {
-                    &mut r.search_generation
-                };
-                *g += 1;
-                *g
-            })
-            .unwrap_or(0)
+/// The page's async work as resources: the encoded corpus follows the encoder and the corpus,
+/// the rankings follow the encoded corpus and the three inputs. A resource runs one
+/// computation at a time and always ends on its newest inputs, so a stale corpus or search
+/// never overwrites a newer one.
+#[derive(Clone, Copy)]
+struct Work {
+    session: LocalResource<Option<Rc<Session>>>,
+    ranked: LocalResource<Option<Ranked>>,
+}
+
+/// The three columns' rankings and the encoded corpus they index.
+#[derive(Clone)]
+struct Ranked {
+    session: Rc<Session>,
+    columns: BTreeMap<Column, Ranking>,
+}
+
+/// The page's work, from context.
+fn work() -> Work {
+    expect_context::<Work>()
+}
+
+impl Work {
+    fn new(p: Page) -> Self {
+        let session = LocalResource::new(move || {
+            let encoder = p.encoder.get();
+            let corpus = p.corpus.get();
+            async move {
+                match encoder {
+                    Some(encoder) => encode_corpus(p, encoder, corpus).await,
+                    None => None,
+                }
+            }
+        });
+        let ranked = LocalResource::new(move || {
+            let session = session.get().flatten();
+            let inputs = [p.query.get(), p.instruction.get(), p.reversed.get()];
+            async move {
+                match session {
+                    Some(session) => rank(p, session, inputs).await,
+                    None => None,
+                }
+            }
+        });
+        Work { session, ranked }
     }
 
-    /// Whether `generation` is still the newest search (or corpus load).
-    fn is_current(self, generation: u64, corpus: bool) -> bool {
-        self.runtime
-            .try_with_value(|r| {
-                if corpus {
-                    r.corpus_generation == generation
-                } else {
-                    r.search_generation == generation
-                }
-            })
-            .unwrap_or(false)
+    /// The rankings to show: those of the current encoded corpus, while it is ready (a corpus
+    /// being encoded, or one encoded but not ranked yet, shows none).
+    fn shown(self, p: Page) -> Option<Ranked> {
+        let ranked = self.ranked.get().flatten()?;
+        let session = self.session.get().flatten()?;
+        (p.ready.get() && Rc::ptr_eq(&ranked.session, &session)).then_some(ranked)
     }
 }
 
@@ -237,13 +253,13 @@ async fn load_model(p: Page) {
         format!("models/{}", model.key),
         files,
     ));
-    p.runtime.update_value(|r| r.files = Some(files));
+    p.files.set_value(Some(files));
     start_backend(p).await;
 }
 
 /// Builds the encoder on the selected backend, warms it up and encodes the corpus.
 async fn start_backend(p: Page) {
-    let Some(files) = p.runtime.with_value(|r| r.files.clone()) else {
+    let Some(files) = p.files.get_value() else {
         return;
     };
     p.ready.set(false);
@@ -269,8 +285,7 @@ async fn start_backend(p: Page) {
     if let Err(e) = encoder.encode_async(&["warm-up"], &mut |_, _| {}).await {
         return fail(p, e);
     }
-    p.runtime.update_value(|r| r.encoder = Some(encoder));
-    load_corpus(p).await;
+    p.encoder.set(Some(encoder));
 }
 
 fn backend_name(kind: BackendKind) -> &'static str {
@@ -280,22 +295,14 @@ fn backend_name(kind: BackendKind) -> &'static str {
     }
 }
 
-/// Encodes the current corpus, then searches.
-async fn load_corpus(p: Page) {
-    let Some(encoder) = p.runtime.with_value(|r| r.encoder.clone()) else {
-        return;
-    };
-    let generation = p.next_generation(true);
+/// Encodes `corpus` (or reads its embeddings from the browser cache), showing progress.
+async fn encode_corpus(p: Page, encoder: Rc<Encoder>, corpus: Vec<Passage>) -> Option<Rc<Session>> {
     p.ready.set(false);
-    let corpus = p.corpus.get_untracked();
     let started = web::now_ms();
     // Passage embeddings are cached in the browser per model and corpus: a reload is quick.
     let key = format!("embeddings/{}", Session::cache_key(&encoder, &corpus));
     if let Some(bytes) = web::cache_get(&format!("{key}?v=2")).await {
         if let Some(s) = Session::from_cached(encoder.clone(), corpus.clone(), &bytes) {
-            if !p.is_current(generation, true) {
-                return;
-            }
             web_log(&format!(
                 "corpus of {} passages read from the browser cache in {:.0} ms",
                 s.corpus.len(),
@@ -305,26 +312,19 @@ async fn load_corpus(p: Page) {
                 "{} passage embeddings from the browser cache",
                 s.corpus.len()
             ));
-            p.runtime.update_value(|r| r.session = Some(Rc::new(s)));
-            search(p).await;
-            return;
+            return Some(Rc::new(s));
         }
     }
     let session = Session::new(
         encoder,
         corpus,
         |done, total| {
-            if p.is_current(generation, true) {
-                p.status.set(Status::Encoding(done, total));
-                p.progress.set(Some((done as u64, total as u64)));
-            }
+            p.status.set(Status::Encoding(done, total));
+            p.progress.set(Some((done as u64, total as u64)));
         },
         web::yield_now,
     )
     .await;
-    if !p.is_current(generation, true) {
-        return;
-    }
     p.progress.set(None);
     match session {
         Ok(s) => {
@@ -338,10 +338,12 @@ async fn load_corpus(p: Page) {
             }
             p.corpus_note
                 .set(format!("{} passages encoded", s.corpus.len()));
-            p.runtime.update_value(|r| r.session = Some(Rc::new(s)));
-            search(p).await;
+            Some(Rc::new(s))
         }
-        Err(e) => fail(p, e),
+        Err(e) => {
+            fail(p, e);
+            None
+        }
     }
 }
 
@@ -349,21 +351,13 @@ fn web_log(s: &str) {
     leptos::logging::log!("{s}");
 }
 
-/// Ranks the corpus for the three inputs.
-async fn search(p: Page) {
-    let Some(session) = p.runtime.with_value(|r| r.session.clone()) else {
-        return;
-    };
-    let generation = p.next_generation(false);
-    let query = p.query.get_untracked();
-    let (instruction, reversed) = (p.instruction.get_untracked(), p.reversed.get_untracked());
+/// Ranks the corpus for the query alone, with the instruction and with its reversal.
+async fn rank(p: Page, session: Rc<Session>, inputs: [String; 3]) -> Option<Ranked> {
+    let [query, instruction, reversed] = inputs;
     let started = web::now_ms();
     let result = session
         .rank(&[("", &query), (&instruction, &query), (&reversed, &query)])
         .await;
-    if !p.is_current(generation, false) {
-        return;
-    }
     match result {
         Ok(mut r) => {
             web_log(&format!(
@@ -373,18 +367,22 @@ async fn search(p: Page) {
             let reversed = r.pop().unwrap_or_default();
             let instructed = r.pop().unwrap_or_default();
             let alone = r.pop().unwrap_or_default();
-            p.rankings.set(
-                [
+            p.status.set(Status::Ready);
+            p.ready.set(true);
+            Some(Ranked {
+                session,
+                columns: [
                     (Column::Query, alone),
                     (Column::Instructed, instructed),
                     (Column::Reversed, reversed),
                 ]
                 .into(),
-            );
-            p.status.set(Status::Ready);
-            p.ready.set(true);
+            })
         }
-        Err(e) => fail(p, e),
+        Err(e) => {
+            fail(p, e);
+            None
+        }
     }
 }
 
@@ -403,26 +401,7 @@ fn set_corpus(p: Page, key: &str) {
     if key == "custom" {
         p.qid.set(String::new());
     }
-    // The old rankings index the old corpus: clear them with it.
-    p.rankings.set(BTreeMap::new());
     p.corpus.set(passages);
-    spawn_local(load_corpus(p));
-}
-
-/// Runs a search a moment after the last keystroke.
-fn schedule_search(p: Page) {
-    let generation = p.next_generation(false);
-    spawn_local(async move {
-        let promise = js_sys::Promise::new(&mut |resolve, _| {
-            let _ = web_sys::window()
-                .expect("window")
-                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 250);
-        });
-        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-        if p.is_current(generation, false) {
-            search(p).await;
-        }
-    });
 }
 
 /// The page.
@@ -436,7 +415,8 @@ pub fn App() -> impl IntoView {
         None => ("demo".to_string(), set.corpus.clone()),
     };
     let p = Page {
-        runtime: StoredValue::new_local(Runtime::default()),
+        files: StoredValue::new_local(None),
+        encoder: RwSignal::new_local(None),
         status: RwSignal::new(Status::Loading),
         ready: RwSignal::new(false),
         error: RwSignal::new(None),
@@ -455,7 +435,6 @@ pub fn App() -> impl IntoView {
         query: RwSignal::new(String::new()),
         instruction: RwSignal::new(String::new()),
         reversed: RwSignal::new(String::new()),
-        rankings: RwSignal::new(BTreeMap::new()),
         judgments: RwSignal::new(Judgments::default()),
         teach: RwSignal::new(url.teach),
         explained: RwSignal::new(None),
@@ -468,6 +447,7 @@ pub fn App() -> impl IntoView {
         url.qid.clone()
     };
     provide_context(p);
+    provide_context(Work::new(p));
     pick_demo_query(p, &qid);
     if !url.query.is_empty() {
         p.query.set(url.query.clone());
@@ -603,10 +583,7 @@ fn use_user_corpus(p: Page, parsed: Result<Vec<Passage>, String>) {
 fn Inputs() -> impl IntoView {
     let p = page();
     let on_text = move |signal: RwSignal<String>| {
-        move |ev: leptos::ev::Event| {
-            signal.set(event_target_value(&ev));
-            schedule_search(p);
-        }
+        move |ev: leptos::ev::Event| signal.set(event_target_value(&ev))
     };
     view! {
         <section class="inputs">
@@ -639,8 +616,6 @@ fn CorpusControls() -> impl IntoView {
         pick_demo_query(p, &event_target_value(&ev));
         if p.corpus_key.get_untracked() == "custom" {
             set_corpus(p, "demo");
-        } else {
-            schedule_search(p);
         }
     };
     let corpus_change = move |ev: leptos::ev::Event| set_corpus(p, &event_target_value(&ev));
@@ -697,14 +672,11 @@ fn CorpusControls() -> impl IntoView {
     }
 }
 
-fn metrics_now(p: Page) -> LiveMetrics {
-    let rankings = p.rankings.get();
-    let corpus = p.corpus.get();
-    let judgments = p.judgments.get();
-    if rankings.is_empty() {
+fn metrics_now(p: Page, w: Work) -> LiveMetrics {
+    let Some(ranked) = w.shown(p) else {
         return LiveMetrics::default();
-    }
-    live_metrics(&rankings, &corpus, &judgments)
+    };
+    live_metrics(&ranked.columns, &ranked.session.corpus, &p.judgments.get())
 }
 
 fn fmt_metric(v: Option<f64>) -> String {
@@ -736,7 +708,8 @@ fn MetricButton(
 #[component]
 fn MetricsPanel() -> impl IntoView {
     let p = page();
-    let m = Memo::new(move |_| metrics_now(p));
+    let w = work();
+    let m = Memo::new(move |_| metrics_now(p, w));
     let pm = Signal::derive(move || m.get().p_mrr);
     let wise = Signal::derive(move || m.get().wise);
     let sicr = Signal::derive(move || m.get().sicr);
@@ -753,16 +726,19 @@ fn MetricsPanel() -> impl IntoView {
 #[component]
 fn RankingColumn(column: Column) -> impl IntoView {
     let p = page();
-    let m = Memo::new(move |_| metrics_now(p));
+    let w = work();
+    let m = Memo::new(move |_| metrics_now(p, w));
     let value = move |metric| Signal::derive(move || m.get().column(column, metric));
     let rows = move || {
-        let rankings = p.rankings.get();
-        let corpus = p.corpus.get();
-        let judgments = p.judgments.get();
-        let Some(ranking) = rankings.get(&column).cloned() else {
+        let Some(Ranked { session, columns }) = w.shown(p) else {
             return Vec::new();
         };
-        let base = rankings.get(&Column::Query).cloned().unwrap_or_default();
+        let corpus = &session.corpus;
+        let judgments = p.judgments.get();
+        let Some(ranking) = columns.get(&column).cloned() else {
+            return Vec::new();
+        };
+        let base = columns.get(&Column::Query).cloned().unwrap_or_default();
         ranking
             .iter()
             .take(10)
@@ -822,12 +798,14 @@ const TOUR: [&str; 4] = [
 #[component]
 fn TeachPanel() -> impl IntoView {
     let p = page();
+    let w = work();
     let breakdown = move || {
         let which = p.explained.get()?;
+        let ranked = w.shown(p)?;
         explain_metric(
             which,
-            &p.rankings.get(),
-            &p.corpus.get(),
+            &ranked.columns,
+            &ranked.session.corpus,
             &p.judgments.get(),
         )
     };
