@@ -364,6 +364,11 @@ pub const MAX_PASSAGE_CHARS: usize = 4000;
 /// non-blank line starts with `{`, else plain text with one passage per line (ids `p1`, `p2`,
 /// ...). Overlong passages are cut to [`MAX_PASSAGE_CHARS`]; errors name the line.
 pub fn parse_user_corpus(text: &str, name: &str) -> Result<Vec<Passage>, String> {
+    if text.contains('\0') {
+        return Err(format!(
+            "{name}: a binary file (it holds NUL bytes), not text or JSONL passages"
+        ));
+    }
     let first = text.lines().map(str::trim).find(|l| !l.is_empty());
     let Some(first) = first else {
         return Err(format!("{name}: the corpus is empty"));
@@ -605,6 +610,16 @@ mod tests {
         assert_eq!(
             parse_user_corpus(&long, "x").unwrap()[0].text.len(),
             MAX_PASSAGE_CHARS
+        );
+        // Binary junk is refused by name; so is a corpus too large for the browser.
+        let junk = String::from_utf8_lossy(b"\x7fELF\x02\x01\x00\x00 junk\n\x00\xff").into_owned();
+        let err = parse_user_corpus(&junk, "a.out").unwrap_err();
+        assert!(err.starts_with("a.out:") && err.contains("binary"), "{err}");
+        let many = "a passage\n".repeat(MAX_USER_PASSAGES + 1);
+        let err = parse_user_corpus(&many, "big.txt").unwrap_err();
+        assert!(
+            err.starts_with("big.txt:") && err.contains("at most"),
+            "{err}"
         );
     }
 

@@ -225,21 +225,15 @@ async fn load_model(p: Page) {
     for file in &model.files {
         let url = format!("models/{}/{}", model.key, file.path);
         let base = done;
-        let result = web::fetch_cached(&url, &file.sha256, |n| {
+        let result = fetch_verified(&url, file, |n| {
             p.progress.set(Some((base + n, total)));
         })
         .await;
         let (bytes, source) = match result {
             Ok(r) => r,
-            Err(e) => return fail(p, format!("download failed: {e}")),
+            Err(e) => return fail(p, e),
         };
-        if let Err(e) = file.verify(&bytes) {
-            return fail(p, e);
-        }
-        if source == web::Source::Network {
-            from_cache = false;
-            web::store_cached(&url, &file.sha256, &bytes).await;
-        }
+        from_cache &= source == web::Source::Cache;
         done += file.bytes;
         files.insert(file.path.clone(), bytes);
     }
@@ -255,6 +249,34 @@ async fn load_model(p: Page) {
     ));
     p.files.set_value(Some(files));
     start_backend(p).await;
+}
+
+/// A model file from the browser cache when the copy there is intact, else downloaded (and
+/// then cached), verified against `models/index.json` either way: a corrupt cached copy is
+/// dropped and downloaded again; a download that does not match the index is refused.
+async fn fetch_verified(
+    url: &str,
+    file: &models::ServedFile,
+    mut progress: impl FnMut(u64),
+) -> Result<(Vec<u8>, web::Source), String> {
+    if let Some(bytes) = web::cached(url, &file.sha256).await {
+        if file.verify(&bytes).is_ok() {
+            progress(bytes.len() as u64);
+            return Ok((bytes, web::Source::Cache));
+        }
+        web_log(&format!(
+            "the cached copy of {url} does not match models/index.json: downloading it again"
+        ));
+        web::forget_cached(url, &file.sha256).await;
+    }
+    let bytes = web::download(url, progress)
+        .await
+        .map_err(|e| format!("download failed: {e}"))?;
+    file.verify(&bytes).map_err(|e| {
+        format!("{e}: the file served at {url} does not match models/index.json (redeploy the model, or rebuild the index with `trainer export --index`)")
+    })?;
+    web::store_cached(url, &file.sha256, &bytes).await;
+    Ok((bytes, web::Source::Network))
 }
 
 /// Builds the encoder on the selected backend, warms it up and encodes the corpus.

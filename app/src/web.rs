@@ -116,27 +116,20 @@ pub enum Source {
     Network,
 }
 
-/// Fetches `url` (the cache key includes `version`, e.g. the file's sha256), reporting bytes
-/// received; served from the Cache API when present, stored there after a download.
-pub async fn fetch_cached(
-    url: &str,
-    version: &str,
-    mut progress: impl FnMut(u64),
-) -> Result<(Vec<u8>, Source), String> {
-    let key = format!("{url}?v={version}");
-    let cache = cache().await.ok();
-    if let Some(c) = &cache {
-        let hit = JsFuture::from(c.match_with_str(&key)).await.ok();
-        if let Some(resp) = hit.filter(|r| !r.is_undefined()) {
-            let resp: web_sys::Response = resp.unchecked_into();
-            let buf = JsFuture::from(resp.array_buffer().map_err(js_err)?)
-                .await
-                .map_err(js_err)?;
-            let bytes = Uint8Array::new(&buf).to_vec();
-            progress(bytes.len() as u64);
-            return Ok((bytes, Source::Cache));
-        }
+/// The copy of `url` stored under `version` in the browser cache, if any (unverified).
+pub async fn cached(url: &str, version: &str) -> Option<Vec<u8>> {
+    cache_get(&format!("{url}?v={version}")).await
+}
+
+/// Drops the copy of `url` stored under `version` (best effort).
+pub async fn forget_cached(url: &str, version: &str) {
+    if let Ok(c) = cache().await {
+        let _ = JsFuture::from(c.delete_with_str(&format!("{url}?v={version}"))).await;
     }
+}
+
+/// Downloads `url`, reporting the bytes received so far.
+pub async fn download(url: &str, mut progress: impl FnMut(u64)) -> Result<Vec<u8>, String> {
     let resp: web_sys::Response = JsFuture::from(window().fetch_with_str(url))
         .await
         .map_err(|e| format!("{url}: network error: {}", js_err(e)))?
@@ -163,7 +156,7 @@ pub async fn fetch_cached(
         bytes.extend(Uint8Array::new(&value).to_vec());
         progress(bytes.len() as u64);
     }
-    Ok((bytes, Source::Network))
+    Ok(bytes)
 }
 
 /// Bytes cached under `key` (a same-origin path such as `embeddings/<hash>`), if any.

@@ -10,8 +10,12 @@
 // 7. loads the embed example page (the demo in an iframe inside a mock docs page);
 // 8. loads the custom-element example (<ifir-demo> with query and instruction attributes);
 // 9. switches the model picker to a fine-tuned model and compares with the native engine;
-// 10. in a second Chromium with a software WebGPU adapter (SwiftShader): the page picks WebGPU,
-//     encodes the corpus on it, ranks as the native engine; switching to the CPU ranks the same.
+// 10. faults: corrupt cached model file and embeddings (fetched and encoded again), a model
+//     file that does not match models/index.json (clear message), a 20 MB upload and a binary
+//     file (refused by name, the page stays usable);
+// 11. in a second Chromium with a software WebGPU adapter (SwiftShader): the page picks WebGPU,
+//     encodes the corpus on it, ranks as the native engine; switching to the CPU ranks the same;
+//     a WebGPU device that cannot be created falls back to the CPU with a note.
 // Screenshots and a JSON summary go to ARTIFACTS_DIR.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -209,7 +213,74 @@ try {
     `(base model: ${JSON.stringify(baseTop)}${same(baseTop, tunedRef.instructed) ? ', the same' : ', different'})`);
   await sw.screenshot({ path: path.join(outDir, '07-model-switch.png'), fullPage: true });
 
-  // 10. WebGPU on SwiftShader (a software adapter, so no GPU is needed), fresh browser cache:
+  // 10. Faults. A corrupt copy of the model file and of the passage embeddings in the Cache
+  // API: downloaded and encoded again, no crash.
+  const faulty = await context.newPage();
+  await faulty.goto(url);
+  await waitReady(faulty);
+  const corrupted = await faulty.evaluate(async () => {
+    const hit = { model: 0, embeddings: 0 };
+    for (const name of await caches.keys()) {
+      const cache = await caches.open(name);
+      for (const request of await cache.keys()) {
+        const kind = request.url.includes('/models/minilm/model.safetensors') ? 'model'
+          : request.url.includes('embeddings/') ? 'embeddings' : null;
+        if (kind) {
+          await cache.put(request, new Response(new Uint8Array([7, 7, 7, 7])));
+          hit[kind]++;
+        }
+      }
+    }
+    return hit;
+  });
+  await faulty.reload();
+  await waitReady(faulty);
+  const cacheNote = await faulty.getByTestId('cache-note').textContent();
+  const corpusNote = await faulty.getByTestId('corpus-note').textContent();
+  check('a corrupt cached model file and embeddings are fetched and encoded again',
+    corrupted.model > 0 && corrupted.embeddings > 0 && /downloaded/.test(cacheNote) && /encoded/.test(corpusNote),
+    `${JSON.stringify(corrupted)} entries corrupted; ${cacheNote}; ${corpusNote}`);
+  await faulty.close();
+
+  // A server whose model file does not match models/index.json: a clear message.
+  const mismatched = await browser.newContext();
+  await mismatched.route('**/models/index.json', async (route) => {
+    const response = await route.fetch();
+    const index = await response.json();
+    for (const m of index.models) for (const f of m.files) {
+      if (f.path === 'model.safetensors') f.sha256 = '0'.repeat(64);
+    }
+    await route.fulfill({ response, json: index });
+  });
+  const mp = await mismatched.newPage();
+  await mp.goto(url);
+  await mp.waitForFunction(() => document.querySelector('[data-testid=model-status]')?.textContent === 'error',
+    null, { timeout: 300_000, polling: 250 });
+  const mismatch = await mp.locator('[role=alert]').textContent();
+  check('a model file whose sha256 differs from models/index.json is refused with a clear message',
+    /checksum mismatch/.test(mismatch) && /does not match models\/index.json/.test(mismatch), mismatch);
+  await mismatched.close();
+
+  // Uploads of 20 MB and of binary junk: refused by name, the page stays usable.
+  const big = path.join(outDir, 'big.txt');
+  fs.writeFileSync(big, 'a passage about baking bread in a home oven, with notes on timing\n'.repeat(320_000));
+  const junk = path.join(outDir, 'junk.bin');
+  fs.writeFileSync(junk, Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 256)));
+  const refusals = [];
+  for (const [file, name] of [[big, 'big.txt'], [junk, 'junk.bin']]) {
+    await page.getByTestId('corpus-upload').setInputFiles(file);
+    await page.waitForFunction((n) => document.querySelector('[role=alert]')?.textContent.includes(n), name, { timeout: 120_000 });
+    refusals.push(await page.locator('[role=alert]').textContent());
+  }
+  await page.getByTestId('query').fill('how to keep a sourdough starter alive');
+  await page.waitForTimeout(1000);
+  const usable = (await status()) === 'ready' && (await top5(page, 'query')).length > 0;
+  check('a 20 MB upload and a binary file are refused with clear messages; the page stays usable',
+    /big\.txt: 320000 passages; the page encodes at most/.test(refusals[0]) && /junk\.bin: a binary file/.test(refusals[1]) && usable,
+    `${fs.statSync(big).size} bytes: ${refusals[0]} | ${refusals[1]} | usable: ${usable}`);
+  fs.rmSync(big);
+
+  // 11. WebGPU on SwiftShader (a software adapter, so no GPU is needed), fresh browser cache:
   // the corpus is encoded on WebGPU too, not read from the CPU run's cache. One demo topic
   // (`corpus=TOPIC`): SwiftShader is a CPU rasteriser, so the whole corpus would take a quarter
   // of an hour; the native reference ranks the same passages.
@@ -246,6 +317,24 @@ try {
   const onCpu = await columns(gpu);
   check('switching WebGPU -> CPU: backend shown, same rankings', sameColumns(onCpu, ref.top5) && gpu.url().includes('backend=cpu'),
     `cpu ${JSON.stringify(onCpu)} url ${gpu.url()}`);
+
+  // A WebGPU adapter that is granted but whose device cannot be created: the page falls back to
+  // the CPU and says so.
+  const failing = await gpuBrowser.newContext({ viewport: { width: 1500, height: 1100 } });
+  await failing.addInitScript(() => {
+    if (globalThis.GPUAdapter) {
+      GPUAdapter.prototype.requestDevice = () => Promise.reject(new Error('device lost (test)'));
+    }
+  });
+  const fp = await failing.newPage();
+  await fp.goto(`${url}?${params}`);
+  await waitReady(fp);
+  const fallback = await fp.getByTestId('backend').textContent();
+  const fallbackNote = await fp.locator('[role=alert]').textContent().catch(() => '');
+  check('a WebGPU device that fails falls back to the CPU with a visible note',
+    fallback === 'cpu' && /WebGPU is not usable here/.test(fallbackNote) && (await top5(fp, 'query')).length > 0,
+    `${fallback}: ${fallbackNote}`);
+  await failing.close();
 } catch (e) {
   check('no exception', false, String(e));
   await page.screenshot({ path: path.join(outDir, 'failure.png'), fullPage: true }).catch(() => {});
