@@ -5,5 +5,6 @@ mod common;
 
 mod cli;
 mod eval;
+mod llm_server;
 mod synth;
 mod train;
