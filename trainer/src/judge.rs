@@ -154,8 +154,22 @@ impl InstructionJudge for LlmJudge {
         });
         let answer = self.ask(&body)?;
         score_from_answer(&answer, self.config.s_max).ok_or_else(|| {
+            // The message, not the whole answer (its log-probabilities run to kilobytes).
+            let content = answer
+                .pointer("/choices/0/message/content")
+                .and_then(|c| c.as_str())
+                .map(|c| {
+                    let cut: String = c.chars().take(300).collect();
+                    if cut.len() < c.len() {
+                        format!("{cut}...")
+                    } else {
+                        cut
+                    }
+                })
+                .unwrap_or_else(|| answer.to_string().chars().take(300).collect());
             EngineError::Invalid(format!(
-                "LLM judge: no score in the answer for query {qid}, document {doc_id}: {answer}"
+                "LLM judge: no score in the answer for query {qid}, document {doc_id} (expected a JSON object with \"score\" from 0 to {}): {content:?}",
+                self.config.s_max
             ))
         })
     }

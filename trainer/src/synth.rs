@@ -435,12 +435,9 @@ impl<'a> Rendered<'a> {
             exclusion: args.exclusion_share,
             contrast: args.contrast_share,
         };
-        let mut setting = engine::training::settings::applicable(
-            positive.query,
-            positive.text,
-            &mut self.rng,
-        )
-        .filter(|_| self.rng.uniform() < args.setting_share);
+        let mut setting =
+            engine::training::settings::applicable(positive.query, positive.text, &mut self.rng)
+                .filter(|_| self.rng.uniform() < args.setting_share);
         let mut made = 0;
         for attempt in 0..args.per_query * 4 {
             if made == args.per_query {

@@ -325,7 +325,10 @@ fn a_full_disk_while_checkpointing_keeps_the_last_good_checkpoint() {
     let mut args = common(&model, &data, &run);
     args.extend(["--max-steps", "40", "--checkpoint-every", "1"]);
     kill_once(&args, &run.join("checkpoints/step-00000002/state.json"));
-    assert!(!run.join("model").exists(), "the run finished before the kill");
+    assert!(
+        !run.join("model").exists(),
+        "the run finished before the kill"
+    );
     let checkpoints = run.join("checkpoints");
     let good = std::fs::read_dir(&checkpoints)
         .unwrap()
@@ -361,7 +364,10 @@ fn a_full_disk_while_checkpointing_keeps_the_last_good_checkpoint() {
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().ends_with(".partial"))
         .collect();
-    assert!(leftovers.is_empty(), "half-written checkpoint left: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "half-written checkpoint left: {leftovers:?}"
+    );
     assert!(!run.join("model").exists());
     // With space again, the run resumes from the kept checkpoint and finishes.
     let err = ok(&train(&args));

@@ -214,7 +214,11 @@ pub fn applicable(query: &str, text: &str, rng: &mut SplitMix64) -> Option<Setti
     }
     if let Some((group, pair)) = people_in(text) {
         if !names_people(query, pair) && !asks(ASKS_WHO) {
-            let other = pair.iter().copied().find(|g| *g != group).expect("two groups");
+            let other = pair
+                .iter()
+                .copied()
+                .find(|g| *g != group)
+                .expect("two groups");
             options.push(if rng.below(2) == 0 {
                 Setting::People(group, other)
             } else {
@@ -228,10 +232,47 @@ pub fn applicable(query: &str, text: &str, rng: &mut SplitMix64) -> Option<Setti
 /// Query words that ask for a place, a time or a group of people: moving the passage's
 /// setting would change its answer, so the family is not used for such queries.
 const ASKS_WHERE: &[&str] = &[
-    "where", "located", "location", "country", "countries", "state", "states", "city",
-    "cities", "county", "capital", "language", "languages", "nationality", "continent",
-    "region", "zip", "area code", "flag", "population", "ny", "nyc", "nj", "tx", "fl", "ca",
-    "pa", "nc", "sc", "va", "wa", "ma", "az", "mi", "il", "mn", "wi", "md", "tn", "ky", "uk",
+    "where",
+    "located",
+    "location",
+    "country",
+    "countries",
+    "state",
+    "states",
+    "city",
+    "cities",
+    "county",
+    "capital",
+    "language",
+    "languages",
+    "nationality",
+    "continent",
+    "region",
+    "zip",
+    "area code",
+    "flag",
+    "population",
+    "ny",
+    "nyc",
+    "nj",
+    "tx",
+    "fl",
+    "ca",
+    "pa",
+    "nc",
+    "sc",
+    "va",
+    "wa",
+    "ma",
+    "az",
+    "mi",
+    "il",
+    "mn",
+    "wi",
+    "md",
+    "tn",
+    "ky",
+    "uk",
 ];
 const ASKS_WHEN: &[&str] = &[
     "when", "year", "years", "date", "dates", "century", "decade", "founded", "born", "died",
@@ -255,7 +296,11 @@ struct Names {
 fn region_names(region: Region, rng: &mut SplitMix64) -> Names {
     let (about, adjective): (&[&str], &str) = match region {
         Region::NorthAmerica => (
-            &["North America", "the US and Canada", "North American countries"],
+            &[
+                "North America",
+                "the US and Canada",
+                "North American countries",
+            ],
             "North American",
         ),
         Region::Europe => (&["Europe", "European countries"], "European"),
@@ -298,7 +343,10 @@ fn era_names(before: bool, threshold: i32, rng: &mut SplitMix64) -> Names {
 
 fn people_names(people: People, rng: &mut SplitMix64) -> Names {
     let (about, adjective): (&[&str], &str) = match people {
-        People::Children => (&["children", "kids", "young people", "minors"], "paediatric"),
+        People::Children => (
+            &["children", "kids", "young people", "minors"],
+            "paediatric",
+        ),
         People::Adults => (&["adults", "grown-ups", "people over 18"], "adult"),
         People::Women => (&["women", "female subjects"], "female"),
         People::Men => (&["men", "male subjects"], "male"),
@@ -317,7 +365,9 @@ fn find_word(text: &str, word: &str) -> Vec<(usize, usize)> {
     let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
     text.match_indices(word)
         .map(|(i, _)| (i, i + word.len()))
-        .filter(|(s, e)| boundary(text[..*s].chars().next_back()) && boundary(text[*e..].chars().next()))
+        .filter(|(s, e)| {
+            boundary(text[..*s].chars().next_back()) && boundary(text[*e..].chars().next())
+        })
         .collect()
 }
 
@@ -703,11 +753,47 @@ enum Era {
 /// passage could not be shifted safely.
 fn year_mentions(text: &str) -> Option<Vec<(usize, usize, i32)>> {
     const BEFORE: &[&str] = &[
-        "in", "In", "since", "Since", "by", "By", "from", "From", "until", "Until", "to",
-        "through", "of", "during", "During", "around", "circa", "year", "Year", "early",
-        "late", "mid", "and", "January", "February", "March", "April", "May", "June", "July",
-        "August", "September", "October", "November", "December", "As", "as", "after", "After",
-        "before", "Before",
+        "in",
+        "In",
+        "since",
+        "Since",
+        "by",
+        "By",
+        "from",
+        "From",
+        "until",
+        "Until",
+        "to",
+        "through",
+        "of",
+        "during",
+        "During",
+        "around",
+        "circa",
+        "year",
+        "Year",
+        "early",
+        "late",
+        "mid",
+        "and",
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+        "As",
+        "as",
+        "after",
+        "After",
+        "before",
+        "Before",
     ];
     let bytes = text.as_bytes();
     let mut years = Vec::new();
@@ -806,14 +892,48 @@ fn nouns(group: People) -> &'static [&'static str] {
 fn singulars(pair: &[People; 2]) -> &'static [&'static str] {
     if pair.contains(&People::Women) {
         &[
-            "woman", "man", "girl", "boy", "mother", "father", "she", "She", "he", "He", "her",
-            "Her", "his", "His", "him", "pregnant", "pregnancy", "female", "male", "Woman", "Man",
+            "woman",
+            "man",
+            "girl",
+            "boy",
+            "mother",
+            "father",
+            "she",
+            "She",
+            "he",
+            "He",
+            "her",
+            "Her",
+            "his",
+            "His",
+            "him",
+            "pregnant",
+            "pregnancy",
+            "female",
+            "male",
+            "Woman",
+            "Man",
         ]
     } else {
         &[
-            "child", "kid", "teenager", "adolescent", "adolescents", "toddler", "toddlers",
-            "infant", "baby", "adult",
-            "Child", "Adult", "senior", "elderly", "infants", "babies", "school", "pediatric",
+            "child",
+            "kid",
+            "teenager",
+            "adolescent",
+            "adolescents",
+            "toddler",
+            "toddlers",
+            "infant",
+            "baby",
+            "adult",
+            "Child",
+            "Adult",
+            "senior",
+            "elderly",
+            "infants",
+            "babies",
+            "school",
+            "pediatric",
             "paediatric",
         ]
     }
@@ -833,7 +953,9 @@ fn people_in(text: &str) -> Option<(People, &'static [People; 2])> {
             .any(|n| !find_word(text, n).is_empty() || !find_word(text, &capital(n)).is_empty())
     };
     PAIRS.iter().find_map(|pair| {
-        let singular = singulars(pair).iter().any(|w| !find_word(text, w).is_empty());
+        let singular = singulars(pair)
+            .iter()
+            .any(|w| !find_word(text, w).is_empty());
         match (uses(pair[0]), uses(pair[1]), singular) {
             (true, false, false) => Some((pair[0], pair)),
             (false, true, false) => Some((pair[1], pair)),
@@ -843,7 +965,8 @@ fn people_in(text: &str) -> Option<(People, &'static [People; 2])> {
 }
 
 fn names_people(query: &str, pair: &[People; 2]) -> bool {
-    pair.iter().any(|g| nouns(*g).iter().any(|n| has_word_ignoring_case(query, n)))
+    pair.iter()
+        .any(|g| nouns(*g).iter().any(|n| has_word_ignoring_case(query, n)))
         || singulars(pair)
             .iter()
             .any(|w| w.len() > 3 && has_word_ignoring_case(query, w))
@@ -889,7 +1012,10 @@ mod tests {
             .all(|m| PLACES[m.place].region == Region::Europe));
         assert_eq!(place_mentions(&moved).len(), 5, "{moved}");
         assert!(moved.contains("pay less than people in") && moved.contains("average is $3"));
-        assert!(!moved.contains("the the") && !moved.contains("The the"), "{moved}");
+        assert!(
+            !moved.contains("the the") && !moved.contains("The the"),
+            "{moved}"
+        );
         // Places already in the region stay as they are.
         let kept = move_places(text, &mentions, Region::NorthAmerica, &mut rng);
         assert_eq!(kept, text);
@@ -945,7 +1071,8 @@ mod tests {
 
     #[test]
     fn people_swap_only_where_the_text_is_plural_and_unambiguous() {
-        let text = "Most adults need seven to nine hours of sleep. Older adults often wake earlier.";
+        let text =
+            "Most adults need seven to nine hours of sleep. Older adults often wake earlier.";
         let (group, _) = people_in(text).unwrap();
         assert_eq!(group, People::Adults);
         let swapped = swap_people(text, People::Adults, People::Children);
@@ -966,12 +1093,21 @@ mod tests {
             let want = s.phrase(true, Phrasing::Request, &mut rng);
             assert!(want.contains("Asia") && !want.contains("Europe"), "{want}");
             let exclusion = s.phrase(true, Phrasing::Exclusion, &mut rng);
-            assert!(exclusion.contains("Europe") && !exclusion.contains("Asia"), "{exclusion}");
+            assert!(
+                exclusion.contains("Europe") && !exclusion.contains("Asia"),
+                "{exclusion}"
+            );
             let contrast = s.phrase(false, Phrasing::Contrast, &mut rng);
-            assert!(contrast.contains("Asia") && contrast.contains("Europe"), "{contrast}");
+            assert!(
+                contrast.contains("Asia") && contrast.contains("Europe"),
+                "{contrast}"
+            );
         }
         let t = Setting::Time { threshold: 2000 };
         let before = t.phrase(true, Phrasing::Request, &mut rng);
-        assert!(before.contains("2000") || before.contains("1999"), "{before}");
+        assert!(
+            before.contains("2000") || before.contains("1999"),
+            "{before}"
+        );
     }
 }
