@@ -54,6 +54,16 @@ pub enum EngineError {
     /// The tokenizer failed on a text.
     #[error("tokenizer: {0}")]
     Tokenizer(String),
+    /// A judge answered without a usable score (INSTFOL leaves the query out and goes on).
+    #[error("no score in the judge's answer for query {query}, document {document}: {answer}")]
+    NoScore {
+        /// The query id.
+        query: String,
+        /// The document id.
+        document: String,
+        /// What the judge said, cut for the message.
+        answer: String,
+    },
     /// A compute backend could not be initialised.
     #[error("backend {backend}: {problem}")]
     Backend {

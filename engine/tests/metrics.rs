@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use engine::data::Qrels;
-use engine::metrics::instfol::{instfol, instfol_query, logprob_weighted_score, QrelsJudge};
+use engine::metrics::instfol::{
+    instfol, instfol_query, logprob_weighted_score, InstructionJudge, QrelsJudge,
+};
 use engine::metrics::instruction_following::{
     infosearch, p_mrr, p_mrr_doc, robustness, sicr_doc, wise_doc, WiseConfig,
 };
@@ -541,7 +543,64 @@ fn instfol_follows_the_worked_example_and_the_qrels_judge() {
     };
     let r = instfol(&alone, &inst, 4, &texts, |_| String::new(), &mut judge).unwrap();
     let (pq, pi) = (0.25, 0.5);
-    assert!(close(r.mean, (pi - pq) / (1.0 - pq)), "{}", r.mean);
+    assert!(
+        close(r.scores.mean, (pi - pq) / (1.0 - pq)),
+        "{}",
+        r.scores.mean
+    );
+    assert!(r.unscored.is_empty());
+
+    // A judge that cannot score one passage of one query: that query is left out and listed,
+    // the others are scored; any other error stops.
+    struct Picky<'a>(QrelsJudge<'a>, bool);
+    impl InstructionJudge for Picky<'_> {
+        fn max_score(&self) -> f64 {
+            self.0.max_score()
+        }
+        fn score(&mut self, qid: &str, q: &str, i: &str, d: &str, p: &str) -> engine::Result<f64> {
+            match (qid, d) {
+                ("q2", "b") if self.1 => Err(engine::EngineError::Invalid("network down".into())),
+                ("q2", "b") => Err(engine::EngineError::NoScore {
+                    query: qid.into(),
+                    document: d.into(),
+                    answer: "I think it is fine".into(),
+                }),
+                _ => self.0.score(qid, q, i, d, p),
+            }
+        }
+    }
+    let mut two = texts.clone();
+    two.insert("q2".into(), ("query".into(), "instr".into()));
+    for (i, d) in ["x", "a", "y", "z"].iter().enumerate() {
+        alone.insert("q2", d, -(i as f64));
+    }
+    for (i, d) in ["a", "b", "x", "z"].iter().enumerate() {
+        inst.insert("q2", d, -(i as f64));
+    }
+    let mut picky = Picky(
+        QrelsJudge {
+            qrels: &qrels,
+            s_max: 3.0,
+        },
+        false,
+    );
+    let r = instfol(&alone, &inst, 4, &two, |_| String::new(), &mut picky).unwrap();
+    assert_eq!(r.scores.per_query.keys().collect::<Vec<_>>(), ["q"]);
+    assert!(close(r.scores.mean, (pi - pq) / (1.0 - pq)));
+    assert_eq!(r.unscored.len(), 1);
+    assert!(
+        r.unscored[0].to_string().contains("query q2, document b"),
+        "{}",
+        r.unscored[0]
+    );
+    let mut failing = Picky(
+        QrelsJudge {
+            qrels: &qrels,
+            s_max: 3.0,
+        },
+        true,
+    );
+    assert!(instfol(&alone, &inst, 4, &two, |_| String::new(), &mut failing).is_err());
 }
 
 #[test]

@@ -317,14 +317,38 @@ fn instfol(
             )?,
         )),
     };
-    Ok(instfol(
+    let judged = instfol(
         &alone,
         instructed,
         args.instfol_k,
         &texts,
         passage,
         judge.as_mut(),
-    )?)
+    )?;
+    report_unscored(&judged, texts.len())?;
+    Ok(judged.scores)
+}
+
+/// Logs every judge answer without a usable score; INSTFOL covers the other queries, and
+/// fails when the judge scored none.
+fn report_unscored(
+    judged: &engine::metrics::instfol::Instfol,
+    queries: usize,
+) -> anyhow::Result<()> {
+    for e in &judged.unscored {
+        eprintln!("warning: INSTFOL: {e}; the query is left out");
+    }
+    let left_out = judged.unscored.len();
+    if left_out > 0 && judged.scores.per_query.is_empty() {
+        bail!("INSTFOL: the judge gave no usable score for any of the {queries} queries ({left_out} answers without a score, listed above)");
+    }
+    if left_out > 0 {
+        eprintln!(
+            "INSTFOL over {} of {queries} queries: {left_out} left out, their judge's answer held no score",
+            judged.scores.per_query.len()
+        );
+    }
+    Ok(())
 }
 
 fn write_report(path: &Path, report: &Report) -> anyhow::Result<()> {

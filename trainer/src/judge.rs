@@ -167,10 +167,14 @@ impl InstructionJudge for LlmJudge {
                     }
                 })
                 .unwrap_or_else(|| answer.to_string().chars().take(300).collect());
-            EngineError::Invalid(format!(
-                "LLM judge: no score in the answer for query {qid}, document {doc_id} (expected a JSON object with \"score\" from 0 to {}): {content:?}",
-                self.config.s_max
-            ))
+            EngineError::NoScore {
+                query: qid.to_string(),
+                document: doc_id.to_string(),
+                answer: format!(
+                    "{content:?} (expected a JSON object with \"score\" from 0 to {})",
+                    self.config.s_max
+                ),
+            }
         })
     }
 }

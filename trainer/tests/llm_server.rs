@@ -175,8 +175,9 @@ fn synth_llm_and_the_judge_against_a_real_llama_cpp_server() {
     assert!(err.contains(" 0 requests"), "{err}");
     assert_eq!(std::fs::read_to_string(&output).unwrap(), written);
 
-    // The INSTFOL judge on the demo set: a score for every judged passage, or a clear error
-    // naming the query and document whose answer held none.
+    // The INSTFOL judge on the demo set: every answer without a score is logged with its query
+    // and document and leaves its query out; INSTFOL covers the rest, or the run fails saying
+    // the judge scored no query.
     let judged = Command::new(env!("CARGO_BIN_EXE_trainer"))
         .args(["eval", "--set", s(&demo_set()), "--model", s(&model_dir())])
         .args(["--json", "--instfol", "llm", "--instfol-k", "2"])
@@ -185,20 +186,27 @@ fn synth_llm_and_the_judge_against_a_real_llama_cpp_server() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&judged.stderr);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("warning: INSTFOL: no score in the judge's answer for query"))
+        .collect();
+    assert!(warnings.iter().all(|w| w.len() < 1000), "{err}");
+    eprintln!(
+        "{} answers without a score, e.g. {:?}",
+        warnings.len(),
+        warnings.first()
+    );
     if judged.status.success() {
         let v: Value = serde_json::from_slice(&judged.stdout).unwrap();
         let instfol = v["instfol"].as_f64().unwrap();
         assert!((-1.0..=1.0).contains(&instfol), "{v}");
         eprintln!("INSTFOL@2 with the llama.cpp judge: {instfol}");
     } else {
-        let message = err.lines().find(|l| l.starts_with("error:")).unwrap_or("");
         assert!(
-            message.contains("LLM judge: no score in the answer for query")
-                && message.contains("document")
-                && message.len() < 1000,
+            err.contains("the judge gave no usable score for any of the 24 queries")
+                && warnings.len() == 24,
             "{err}"
         );
-        eprintln!("the judge's answer held no score: {err}");
     }
     drop(server);
 }

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::data::Qrels;
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 
 use super::instruction_following::PerQuery;
 use super::run::Run;
@@ -103,9 +103,20 @@ pub fn instfol_query(s_q: f64, s_inst: f64, s_max: f64) -> f64 {
     }
 }
 
+/// INSTFOL@k over the queries the judge scored, and what it could not score.
+#[derive(Debug)]
+pub struct Instfol {
+    /// Per query and mean, over the queries whose every judged passage got a score.
+    pub scores: PerQuery,
+    /// The judge's answers without a usable score ([`EngineError::NoScore`]); their queries
+    /// are left out of `scores`.
+    pub unscored: Vec<EngineError>,
+}
+
 /// INSTFOL@k of two runs (query alone, query + instruction). `texts` gives, per query id, the
 /// query and its instruction; `passage` returns a document's text. Each distinct (query,
-/// document) pair is judged once.
+/// document) pair is judged once. A judge's answer without a score
+/// ([`EngineError::NoScore`]) leaves its query out and is listed; any other error stops.
 pub fn instfol(
     run_query: &Run,
     run_instructed: &Run,
@@ -113,9 +124,10 @@ pub fn instfol(
     texts: &BTreeMap<String, (String, String)>,
     passage: impl Fn(&str) -> String,
     judge: &mut dyn InstructionJudge,
-) -> Result<PerQuery> {
+) -> Result<Instfol> {
     let s_max = judge.max_score();
     let mut per_query = BTreeMap::new();
+    let mut unscored = Vec::new();
     for (qid, (query, instruction)) in texts {
         let mut cache: BTreeMap<String, f64> = BTreeMap::new();
         let mut mean_of = |run: &Run| -> Result<f64> {
@@ -142,14 +154,21 @@ pub fn instfol(
             }
             Ok(sum / top.len() as f64)
         };
-        let s_q = mean_of(run_query)?;
-        let s_inst = mean_of(run_instructed)?;
-        per_query.insert(qid.clone(), instfol_query(s_q, s_inst, s_max));
+        match mean_of(run_query).and_then(|s_q| Ok((s_q, mean_of(run_instructed)?))) {
+            Ok((s_q, s_inst)) => {
+                per_query.insert(qid.clone(), instfol_query(s_q, s_inst, s_max));
+            }
+            Err(e @ EngineError::NoScore { .. }) => unscored.push(e),
+            Err(e) => return Err(e),
+        }
     }
     let mean = if per_query.is_empty() {
         0.0
     } else {
         per_query.values().sum::<f64>() / per_query.len() as f64
     };
-    Ok(PerQuery { per_query, mean })
+    Ok(Instfol {
+        scores: PerQuery { per_query, mean },
+        unscored,
+    })
 }
