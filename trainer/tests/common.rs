@@ -41,6 +41,13 @@ pub fn tmp(area: &str, name: &str) -> PathBuf {
     engine_common::tmp_folder(&format!("{area}-{name}"))
 }
 
+/// Says on the terminal that a test is skipped and why: straight to stderr, because the test
+/// harness captures `eprintln!` of passing tests.
+pub fn skipped(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
+}
+
 /// A path as a command-line argument.
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()

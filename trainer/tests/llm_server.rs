@@ -59,8 +59,8 @@ fn start(log: &Path) -> Option<Server> {
         std::env::var_os("IFIR_LLAMA_PYTHON"),
         std::env::var_os("IFIR_LLAMA_GGUF"),
     ) else {
-        eprintln!(
-            "SKIPPED: llm_server: set IFIR_LLAMA_PYTHON (a Python with llama-cpp-python[server]) and IFIR_LLAMA_GGUF (a GGUF model) to run synth llm and the judge against a real llama.cpp server"
+        crate::common::skipped(
+            "llm_server: set IFIR_LLAMA_PYTHON (a Python with llama-cpp-python[server]) and IFIR_LLAMA_GGUF (a GGUF model) to run synth llm and the judge against a real llama.cpp server",
         );
         return None;
     };

@@ -518,7 +518,7 @@ fn help_lists_every_setting_with_its_default_and_config_files_work() {
 #[test]
 fn cpu_and_wgpu_give_the_same_loss_curve() {
     if !engine::BackendKind::available().contains(&engine::BackendKind::Wgpu) {
-        eprintln!("SKIPPED: trainer built without the wgpu feature");
+        crate::common::skipped("trainer built without the wgpu feature");
         return;
     }
     if engine::BackendKind::Wgpu.device().is_err() {
@@ -526,7 +526,7 @@ fn cpu_and_wgpu_give_the_same_loss_curve() {
             std::env::var_os("IFIR_REQUIRE_GPU").is_none(),
             "IFIR_REQUIRE_GPU set but no wgpu adapter"
         );
-        eprintln!("SKIPPED: no wgpu adapter on this machine");
+        crate::common::skipped("no wgpu adapter on this machine");
         return;
     }
     let dir = tmp("backends");
