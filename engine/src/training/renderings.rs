@@ -115,6 +115,14 @@ fn pick<'a>(options: &[&'a str], rng: &mut SplitMix64) -> &'a str {
     options[rng.below(options.len())]
 }
 
+/// `s` with its first letter in upper case.
+pub(super) fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
 /// The sentences of `text` (split after `.`, `!` or `?` followed by a space and a capital
 /// letter or a digit), trimmed, non-empty.
 pub fn sentences(text: &str) -> Vec<String> {
@@ -567,12 +575,6 @@ fn value_instruction(
             "{Other_plural} are not useful to me; I need {plural}.",
             "I'd prefer {name} over {other_name}.",
         ],
-    };
-    let capital = |s: &str| {
-        let mut c = s.chars();
-        c.next()
-            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-            .unwrap_or_default()
     };
     pick(options, rng)
         .replace("{Plural}", &capital(want.1))

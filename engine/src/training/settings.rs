@@ -20,7 +20,7 @@
 //!   (children and adults, women and men).
 
 use crate::rng::SplitMix64;
-use crate::training::renderings::Phrasing;
+use crate::training::renderings::{capital, Phrasing};
 
 /// A world region, the value of a place constraint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,7 +198,9 @@ pub fn applicable(query: &str, text: &str, rng: &mut SplitMix64) -> Option<Setti
             % REGIONS.len()];
         options.push(Setting::Place(a, b));
     }
-    let dated = year_mentions(text).filter(|_| year_mentions(query).is_none() && !asks(ASKS_WHEN));
+    // A query with any four-digit number (a year, a model number) is left out.
+    let dated =
+        year_mentions(text).filter(|_| !has_any_number_of_four_digits(query) && !asks(ASKS_WHEN));
     if let Some(years) = dated {
         let fits: Vec<i32> = THRESHOLDS
             .iter()
@@ -206,7 +208,7 @@ pub fn applicable(query: &str, text: &str, rng: &mut SplitMix64) -> Option<Setti
             .filter(|t| shift_range(&years, Era::Before(*t)).is_some())
             .filter(|t| shift_range(&years, Era::From(*t)).is_some())
             .collect();
-        if !fits.is_empty() && !has_any_number_of_four_digits(query) {
+        if !fits.is_empty() {
             options.push(Setting::Time {
                 threshold: fits[rng.below(fits.len())],
             });
@@ -279,13 +281,6 @@ const ASKS_WHEN: &[&str] = &[
     "history", "age", "old", "era", "period", "ago", "invented", "built",
 ];
 const ASKS_WHO: &[&str] = &["age", "ages", "old", "born", "who", "gender", "sex"];
-
-fn capital(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-        .unwrap_or_default()
-}
 
 /// How an instruction names a value: a noun phrase ("Asia") and an adjective ("Asian").
 struct Names {
