@@ -191,6 +191,25 @@ fn fail(p: Page, e: impl std::fmt::Display) {
     p.ready.set(false);
 }
 
+/// A failure of work on the encoder: on WebGPU (a device lost mid-way, a driver reset, a tab
+/// that lost its GPU) the page says so, turns WebGPU off and starts again on the CPU, keeping
+/// the corpus and the inputs; on the CPU it is an error.
+fn fail_work(p: Page, e: impl std::fmt::Display) {
+    if p.backend.get_untracked() == BackendKind::Cpu {
+        return fail(p, e);
+    }
+    web_log(&format!("WebGPU failed mid-way: {e}"));
+    // The first line says what failed; the rest (causes, backtrace) went to the console.
+    let e = e.to_string();
+    let what = e.lines().next().unwrap_or_default();
+    p.error.set(Some(format!(
+        "WebGPU failed mid-way ({what}); switched to the CPU"
+    )));
+    p.webgpu.set(false);
+    p.backend.set(BackendKind::Cpu);
+    spawn_local(start_backend(p));
+}
+
 /// Downloads (or reads from the cache) the chosen model, verifies every file, then starts the
 /// backend.
 async fn load_model(p: Page) {
@@ -305,7 +324,7 @@ async fn start_backend(p: Page) {
     p.status.set(Status::WarmingUp);
     web::yield_now().await;
     if let Err(e) = encoder.encode_async(&["warm-up"], &mut |_, _| {}).await {
-        return fail(p, e);
+        return fail_work(p, e);
     }
     p.encoder.set(Some(encoder));
 }
@@ -363,7 +382,7 @@ async fn encode_corpus(p: Page, encoder: Rc<Encoder>, corpus: Vec<Passage>) -> O
             Some(Rc::new(s))
         }
         Err(e) => {
-            fail(p, e);
+            fail_work(p, e);
             None
         }
     }
@@ -402,7 +421,7 @@ async fn rank(p: Page, session: Rc<Session>, inputs: [String; 3]) -> Option<Rank
             })
         }
         Err(e) => {
-            fail(p, e);
+            fail_work(p, e);
             None
         }
     }

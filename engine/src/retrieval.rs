@@ -2,8 +2,11 @@
 //!
 //! Scoring runs on the host over blocks of corpus rows, so a corpus never has to be in memory
 //! at once: [`TopK`] keeps a bounded heap per query while blocks stream past, and
-//! [`IndexReader`] streams blocks out of an index file. The same code runs natively and in
-//! wasm32, and no sort or top-k ever runs on a GPU device (WebGPU cannot).
+//! [`IndexReader`] streams blocks out of an index file. A block is scored for all queries at
+//! once by one matrix product, and natively the blocks are shared among threads whose heaps
+//! merge at the end. Natively an index file is searched where it lies, mapped into memory
+//! ([`MappedIndex`]). The same code runs in wasm32, and no sort or top-k ever runs on a GPU
+//! device (WebGPU cannot).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -12,6 +15,13 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+#[cfg(not(target_arch = "wasm32"))]
+mod mapped;
+#[cfg(not(target_arch = "wasm32"))]
+pub use mapped::MappedIndex;
+mod shards;
+pub use shards::{merge_shards, Shard};
 
 use crate::atomic::AtomicFile;
 use crate::encoder::Embeddings;
@@ -61,7 +71,8 @@ pub struct TopK {
     queries: Embeddings,
     k: usize,
     heaps: Vec<BinaryHeap<Worst>>,
-    seen: usize,
+    /// Scratch: the scores of the block being pushed, `[queries x rows]`.
+    scores: Vec<f32>,
 }
 
 impl TopK {
@@ -72,37 +83,48 @@ impl TopK {
             queries,
             k,
             heaps: (0..n).map(|_| BinaryHeap::with_capacity(k + 1)).collect(),
-            seen: 0,
+            scores: Vec::new(),
         }
     }
 
     /// Scores a block of corpus rows (row-major, the queries' width) whose first row is
-    /// corpus row `offset`.
+    /// corpus row `offset`. Rows must come in ascending order within one `TopK` (blocks may
+    /// be scored by several `TopK`s and [merged](TopK::merge)).
     pub fn push_block(&mut self, offset: usize, block: &[f32]) {
         let dim = self.queries.dim;
         if self.k == 0 || dim == 0 {
             return;
         }
         let rows = block.len() / dim;
-        for (qi, heap) in self.heaps.iter_mut().enumerate() {
-            let q = self.queries.row(qi);
-            for r in 0..rows {
-                let score = dot(q, &block[r * dim..(r + 1) * dim]);
-                let hit = Worst(Hit {
-                    index: offset + r,
-                    score,
-                });
-                if heap.len() < self.k {
-                    heap.push(hit);
-                } else if let Some(top) = heap.peek() {
-                    if hit < *top {
-                        heap.pop();
-                        heap.push(hit);
-                    }
+        score_block(&self.queries, &block[..rows * dim], &mut self.scores);
+        for (heap, scores) in self.heaps.iter_mut().zip(self.scores.chunks_exact(rows)) {
+            // A row scoring below the heap's worst cannot enter; most rows stop here.
+            let mut bar = floor(heap, self.k);
+            for (r, &score) in scores.iter().enumerate() {
+                if score < bar {
+                    continue;
                 }
+                offer(
+                    heap,
+                    self.k,
+                    Hit {
+                        index: offset + r,
+                        score,
+                    },
+                );
+                bar = floor(heap, self.k);
             }
         }
-        self.seen = self.seen.max(offset + rows);
+    }
+
+    /// Adds the hits another search kept (over other rows of the same corpus).
+    pub fn merge(mut self, other: TopK) -> TopK {
+        for (heap, theirs) in self.heaps.iter_mut().zip(other.heaps) {
+            for hit in theirs {
+                offer(heap, self.k, hit.0);
+            }
+        }
+        self
     }
 
     /// The hits of every query, best first.
@@ -131,14 +153,107 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     sum
 }
 
+/// Corpus rows scored per block: the block's scores for 16 queries stay in the L2 cache.
+const BLOCK_ROWS: usize = 4096;
+
+/// Keeps `hit` in `heap` if it is among the `k` best so far.
+fn offer(heap: &mut BinaryHeap<Worst>, k: usize, hit: Hit) {
+    let hit = Worst(hit);
+    if heap.len() < k {
+        heap.push(hit);
+    } else if heap.peek().is_some_and(|top| hit < *top) {
+        heap.pop();
+        heap.push(hit);
+    }
+}
+
+/// The score a row must reach to be offered: the worst kept one once the heap is full.
+fn floor(heap: &BinaryHeap<Worst>, k: usize) -> f32 {
+    match heap.peek() {
+        Some(top) if heap.len() >= k => top.0.score,
+        _ => f32::NEG_INFINITY,
+    }
+}
+
+/// `scores[q * rows + r] = queries[q] . block[r]`: one matrix product (natively with the
+/// `gemm` crate's SIMD kernels chosen at run time; dot products in wasm32).
+pub fn score_block(queries: &Embeddings, block: &[f32], scores: &mut Vec<f32>) {
+    let dim = queries.dim;
+    let rows = block.len() / dim.max(1);
+    let n = queries.len();
+    scores.clear();
+    scores.resize(n * rows, 0.0);
+    if n == 0 || rows == 0 || dim == 0 {
+        return;
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    // SAFETY: `scores` is `n x rows` row-major, `queries.data` is `n x dim` row-major and
+    // `block` holds `rows x dim` row-major values (read as its `dim x rows` transpose); the
+    // strides below stay inside those three buffers, which do not overlap.
+    unsafe {
+        gemm::gemm(
+            n,
+            rows,
+            dim,
+            scores.as_mut_ptr(),
+            1,
+            rows as isize,
+            false,
+            queries.data.as_ptr(),
+            1,
+            dim as isize,
+            block.as_ptr(),
+            dim as isize,
+            1,
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
+    #[cfg(target_arch = "wasm32")]
+    for (q, out) in scores.chunks_exact_mut(rows).enumerate() {
+        let query = queries.row(q);
+        for (o, row) in out.iter_mut().zip(block.chunks_exact(dim)) {
+            *o = dot(query, row);
+        }
+    }
+}
+
+/// Exact top-k of each query over corpus rows held in memory (row-major, the queries'
+/// width, both normalised). Natively the blocks are shared among rayon's threads.
+pub fn search_rows(rows: &[f32], queries: &Embeddings, k: usize) -> Vec<Vec<Hit>> {
+    let width = BLOCK_ROWS * queries.dim.max(1);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        rows.par_chunks(width)
+            .enumerate()
+            .fold(
+                || TopK::new(queries.clone(), k),
+                |mut top, (b, block)| {
+                    top.push_block(b * BLOCK_ROWS, block);
+                    top
+                },
+            )
+            .reduce(|| TopK::new(queries.clone(), k), TopK::merge)
+            .finish()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let mut top = TopK::new(queries.clone(), k);
+        for (b, block) in rows.chunks(width).enumerate() {
+            top.push_block(b * BLOCK_ROWS, block);
+        }
+        top.finish()
+    }
+}
+
 /// Exact top-k of each query over an in-memory corpus (both normalised).
 pub fn search(corpus: &Embeddings, queries: &Embeddings, k: usize) -> Vec<Vec<Hit>> {
-    let mut top = TopK::new(queries.clone(), k);
-    const BLOCK: usize = 4096;
-    for (b, block) in corpus.data.chunks(BLOCK * corpus.dim.max(1)).enumerate() {
-        top.push_block(b * BLOCK, block);
-    }
-    top.finish()
+    search_rows(&corpus.data, queries, k)
 }
 
 /// Scores every corpus row against one query (both normalised), in corpus order.
@@ -147,6 +262,8 @@ pub fn score_all(corpus: &Embeddings, query: &[f32]) -> Vec<f32> {
 }
 
 const MAGIC: &[u8; 8] = b"IFIRIDX1";
+/// Where an index's rows start: a multiple of this many bytes (a cache line).
+const DATA_ALIGN: usize = 64;
 
 /// Header of an index file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,24 +274,42 @@ pub struct IndexHeader {
     pub dim: usize,
     /// Document ids, in row order.
     pub ids: Vec<String>,
+    /// The part of a corpus this index holds, when it is one shard of several
+    /// (`trainer index --shard`); absent for a whole corpus.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
-/// Writes an index file: magic, header length (u64 LE), JSON header, then `count x dim` f32 LE
-/// values (L2-normalised). The file appears atomically ([`crate::atomic`]).
+impl IndexHeader {
+    /// The header of a whole-corpus index.
+    pub fn new(model: &str, dim: usize, ids: Vec<String>) -> Self {
+        IndexHeader {
+            model: model.to_string(),
+            dim,
+            ids,
+            shard: None,
+        }
+    }
+}
+
+/// Writes an index file: magic, header length (u64 LE), JSON header (padded with spaces so the
+/// rows start on a 64-byte boundary), then `count x dim` f32 LE values (L2-normalised). The
+/// file appears atomically ([`crate::atomic`]).
 pub fn write_index(
     path: &Path,
     model: &str,
     ids: &[String],
     embeddings: &Embeddings,
 ) -> Result<()> {
-    let mut writer = IndexWriter::create(path, model, embeddings.dim, ids.to_vec())?;
+    let header = IndexHeader::new(model, embeddings.dim, ids.to_vec());
+    let mut writer = IndexWriter::create(path, header)?;
     writer.append(&embeddings.data)?;
     writer.finish()
 }
 
 /// The bytes of an index file, in memory (the page's embedding cache keeps these).
 pub fn index_bytes(model: &str, ids: &[String], embeddings: &Embeddings) -> Result<Vec<u8>> {
-    let mut writer = IndexWriter::to_memory(model, embeddings.dim, ids.to_vec())?;
+    let mut writer = IndexWriter::to_memory(IndexHeader::new(model, embeddings.dim, ids.to_vec()))?;
     writer.append(&embeddings.data)?;
     writer.into_bytes()
 }
@@ -197,24 +332,28 @@ pub struct IndexWriter {
 }
 
 impl IndexWriter {
-    /// Starts an index of `ids.len()` rows of width `dim` made by `model`.
-    pub fn create(path: &Path, model: &str, dim: usize, ids: Vec<String>) -> Result<Self> {
-        Self::start(Sink::File(AtomicFile::create(path)?), model, dim, ids)
+    /// Starts an index file of the rows `header` describes (one per id).
+    pub fn create(path: &Path, header: IndexHeader) -> Result<Self> {
+        Self::start(Sink::File(AtomicFile::create(path)?), header)
     }
 
     /// Starts an index held in memory ([`IndexWriter::into_bytes`]).
-    pub fn to_memory(model: &str, dim: usize, ids: Vec<String>) -> Result<Self> {
-        Self::start(Sink::Memory(Vec::new()), model, dim, ids)
+    pub fn to_memory(header: IndexHeader) -> Result<Self> {
+        Self::start(Sink::Memory(Vec::new()), header)
     }
 
-    fn start(sink: Sink, model: &str, dim: usize, ids: Vec<String>) -> Result<Self> {
-        let expected_rows = ids.len();
-        let header = serde_json::to_vec(&IndexHeader {
-            model: model.to_string(),
-            dim,
-            ids,
-        })
-        .map_err(|e| EngineError::Invalid(e.to_string()))?;
+    fn start(sink: Sink, header: IndexHeader) -> Result<Self> {
+        let expected_rows = header.ids.len();
+        let dim = header.dim;
+        let mut header =
+            serde_json::to_vec(&header).map_err(|e| EngineError::Invalid(e.to_string()))?;
+        // Spaces after the JSON (which a JSON reader skips) start the rows on a 64-byte
+        // boundary, so a mapped index is read in place ([`MappedIndex`]).
+        let end = MAGIC.len() + 8 + header.len();
+        header.resize(
+            header.len() + (DATA_ALIGN - end % DATA_ALIGN) % DATA_ALIGN,
+            b' ',
+        );
         let mut writer = IndexWriter {
             sink,
             dim,
@@ -417,25 +556,5 @@ impl<R: Read> IndexReader<R> {
         }
         let dim = self.header.dim;
         Ok((self.header, Embeddings { dim, data }))
-    }
-
-    /// Exact top-k of `queries` over the whole index, streaming `block_rows` rows at a time.
-    pub fn search(
-        mut self,
-        queries: Embeddings,
-        k: usize,
-        block_rows: usize,
-    ) -> Result<Vec<Vec<Hit>>> {
-        if queries.dim != self.header.dim {
-            return Err(EngineError::Invalid(format!(
-                "query width {} does not match the index width {}",
-                queries.dim, self.header.dim
-            )));
-        }
-        let mut top = TopK::new(queries, k);
-        while let Some((first, block)) = self.next_block(block_rows)? {
-            top.push_block(first, &block);
-        }
-        Ok(top.finish())
     }
 }

@@ -19,7 +19,7 @@ use engine::bert::{random_safetensors, BertModel};
 use engine::config::BertConfig;
 use engine::data::{parse_candidates, parse_corpus, parse_jsonl, parse_qrels, Query};
 use engine::metrics::Run;
-use engine::retrieval::{write_index, IndexReader};
+use engine::retrieval::{write_index, IndexReader, MappedIndex};
 use engine::rng::SplitMix64;
 use engine::training::TrainingRecord;
 use engine::{Device, Embeddings};
@@ -346,7 +346,13 @@ fn fuzz_index_files() {
         parse: Box::new(|b| {
             std::fs::write(&input, b).unwrap();
             let reader = IndexReader::open(&input).map_err(err)?;
-            reader.read_all().map(|_| ()).map_err(err)
+            reader.read_all().map_err(err)?;
+            let mapped = MappedIndex::open(&input).map_err(err)?;
+            let query = Embeddings {
+                dim: mapped.header.dim,
+                data: vec![0.5; mapped.header.dim],
+            };
+            mapped.search(&query, 3).map(|_| ()).map_err(err)
         }),
     });
     std::fs::remove_dir_all(&dir).unwrap();

@@ -1,6 +1,11 @@
 //! Exact top-k, streaming blocks, and the persistent index file.
 
-use engine::retrieval::{search, write_index, IndexReader, TopK};
+use std::borrow::Cow;
+
+use engine::retrieval::{
+    merge_shards, search, write_index, IndexHeader, IndexReader, IndexWriter, MappedIndex, Shard,
+    TopK,
+};
 use engine::{Embeddings, EngineError};
 
 fn random(rows: usize, dim: usize, seed: u64) -> Embeddings {
@@ -68,10 +73,45 @@ fn block_size_does_not_change_results_and_ties_keep_corpus_order() {
         for (b, chunk) in corpus.data.chunks(block * 16).enumerate() {
             top.push_block(b * block, chunk);
         }
-        assert_eq!(top.finish(), whole, "block {block}");
+        // The product's kernels differ with the block's shape (a one-row block is a matrix-
+        // vector product): the same rows, scores equal to the last bits.
+        let got = top.finish();
+        let rows =
+            |h: &[Vec<engine::retrieval::Hit>]| h[0].iter().map(|h| h.index).collect::<Vec<_>>();
+        assert_eq!(rows(&got), rows(&whole), "block {block}");
+        for (a, b) in got[0].iter().zip(&whole[0]) {
+            assert!(
+                (a.score - b.score).abs() < 1e-6,
+                "block {block}: {a:?} {b:?}"
+            );
+        }
     }
     let ids: Vec<usize> = whole[0].iter().take(3).map(|h| h.index).collect();
     assert_eq!(ids, vec![10, 20, 30]);
+}
+
+#[test]
+fn blocks_shared_among_threads_give_the_sequential_top_k_and_keep_ties_in_corpus_order() {
+    // Five 4096-row blocks and a part: scored on several threads, merged at the end.
+    let mut corpus = random(20_000, 16, 11);
+    let row: Vec<f32> = corpus.row(100).to_vec();
+    for copy in [9_000, 17_000, 19_999] {
+        corpus.data[copy * 16..(copy + 1) * 16].copy_from_slice(&row);
+    }
+    let mut queries = random(5, 16, 12);
+    queries.data[16..32].copy_from_slice(&row);
+    let hits = search(&corpus, &queries, 12);
+    for (qi, h) in hits.iter().enumerate() {
+        let want = brute_force(&corpus, queries.row(qi), 12);
+        let got: Vec<usize> = h.iter().map(|h| h.index).collect();
+        let want: Vec<usize> = want.iter().map(|w| w.0).collect();
+        assert_eq!(got, want, "query {qi}");
+    }
+    let ties: Vec<usize> = hits[1].iter().take(4).map(|h| h.index).collect();
+    assert_eq!(ties, vec![100, 9_000, 17_000, 19_999]);
+    let mut one = TopK::new(queries.clone(), 12);
+    one.push_block(0, &corpus.data);
+    assert_eq!(one.finish(), hits);
 }
 
 #[test]
@@ -97,11 +137,21 @@ fn index_round_trip_streams_and_refuses_another_model() {
     assert!(err.to_string().contains("corpus.ifidx") && err.to_string().contains("model-a"));
 
     let queries = random(3, 32, 8);
-    let streamed = IndexReader::open(&path)
-        .unwrap()
-        .search(queries.clone(), 10, 33)
-        .unwrap();
-    assert_eq!(streamed, search(&corpus, &queries, 10));
+    let mapped = MappedIndex::open(&path).unwrap();
+    mapped.check_model("model-a").unwrap();
+    assert!(
+        matches!(mapped.rows(), Cow::Borrowed(_)),
+        "rows start aligned: read in place"
+    );
+    let found = mapped.search(&queries, 10).unwrap();
+    assert_eq!(found, search(&corpus, &queries, 10));
+    assert_eq!(found[0].len(), 10);
+    let msg = mapped.search(&random(1, 8, 9), 3).unwrap_err().to_string();
+    assert!(
+        msg.contains("corpus.ifidx") && msg.contains("width 8"),
+        "{msg}"
+    );
+    drop(mapped);
 
     let (header, all) = IndexReader::open(&path).unwrap().read_all().unwrap();
     assert_eq!(header.ids, ids);
@@ -130,5 +180,91 @@ fn index_round_trip_streams_and_refuses_another_model() {
     std::fs::write(&path, b"plain text, not an index").unwrap();
     let msg = IndexReader::open(&path).unwrap_err().to_string();
     assert!(msg.contains("bad magic"), "{msg}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_index_without_header_padding_is_still_searched_from_a_decoded_copy() {
+    // Indexes written before the rows were aligned: header JSON right before the rows, here
+    // of a length that leaves them off a 4-byte boundary.
+    let dir = crate::common::tmp_folder("index-unpadded");
+    let path = dir.join("old.ifidx");
+    let corpus = random(300, 8, 21);
+    let ids: Vec<String> = (0..300).map(|i| format!("doc-{i}")).collect();
+    let mut header = serde_json::json!({"model": "old", "dim": 8, "ids": ids})
+        .to_string()
+        .into_bytes();
+    while (16 + header.len()).is_multiple_of(4) {
+        header.push(b' ');
+    }
+    let mut bytes = b"IFIRIDX1".to_vec();
+    bytes.extend((header.len() as u64).to_le_bytes());
+    bytes.extend(&header);
+    for v in &corpus.data {
+        bytes.extend(v.to_le_bytes());
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let mapped = MappedIndex::open(&path).unwrap();
+    assert!(
+        matches!(mapped.rows(), Cow::Owned(_)),
+        "unaligned rows are decoded"
+    );
+    let queries = random(2, 8, 22);
+    assert_eq!(
+        mapped.search(&queries, 7).unwrap(),
+        search(&corpus, &queries, 7)
+    );
+    let (_, all) = IndexReader::open(&path).unwrap().read_all().unwrap();
+    assert_eq!(all.data, corpus.data);
+    drop(mapped);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn shards_merge_only_when_one_model_made_them_and_the_rows_fit_their_part() {
+    let dir = crate::common::tmp_folder("index-shards");
+    let corpus = random(10, 4, 31);
+    let ids: Vec<String> = (0..10).map(|i| format!("d{i}")).collect();
+    let write_shard = |i: usize, model: &str, rows: std::ops::Range<usize>| {
+        let shard = Shard::new(i, 3, &ids).unwrap();
+        let path = dir.join(format!("{model}-{i}-{}.ifidx", rows.len()));
+        let mut header = IndexHeader::new(model, 4, ids[rows.clone()].to_vec());
+        header.shard = Some(shard);
+        let mut writer = IndexWriter::create(&path, header).unwrap();
+        writer
+            .append(&corpus.data[rows.start * 4..rows.end * 4])
+            .unwrap();
+        writer.finish().unwrap();
+        path
+    };
+    let parts: Vec<_> = (0..3)
+        .map(|i| write_shard(i, "m", Shard::new(i, 3, &ids).unwrap().rows()))
+        .collect();
+    assert_eq!(Shard::new(1, 3, &ids).unwrap().rows(), 3..6);
+    let merged = dir.join("merged.ifidx");
+    let header = merge_shards(&parts, &merged).unwrap();
+    assert_eq!(header.ids, ids);
+    let whole = dir.join("whole.ifidx");
+    write_index(&whole, "m", &ids, &corpus).unwrap();
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&whole).unwrap()
+    );
+
+    let other_model = write_shard(1, "other", 3..6);
+    let err = merge_shards(&[parts[0].clone(), other_model, parts[2].clone()], &merged);
+    assert!(
+        matches!(err, Err(EngineError::ModelMismatch { .. })),
+        "{err:?}"
+    );
+    let wrong_rows = write_shard(2, "m", 6..9);
+    let msg = merge_shards(&[parts[0].clone(), parts[1].clone(), wrong_rows], &merged)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("holds 3 rows, but its part of the corpus has 4"),
+        "{msg}"
+    );
+    assert!(Shard::new(3, 3, &ids).is_err() && Shard::new(0, 0, &ids).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -15,7 +15,9 @@
 //     file (refused by name, the page stays usable);
 // 11. in a second Chromium with a software WebGPU adapter (SwiftShader): the page picks WebGPU,
 //     encodes the corpus on it, ranks as the native engine; switching to the CPU ranks the same;
-//     a WebGPU device that cannot be created falls back to the CPU with a note.
+//     a WebGPU device that cannot be created falls back to the CPU with a note, and so does one
+//     lost mid-way (destroyed while the corpus encodes): the page re-encodes on the CPU and
+//     ranks as the native engine.
 // Screenshots and a JSON summary go to ARTIFACTS_DIR.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -335,6 +337,46 @@ try {
     fallback === 'cpu' && /WebGPU is not usable here/.test(fallbackNote) && (await top5(fp, 'query')).length > 0,
     `${fallback}: ${fallbackNote}`);
   await failing.close();
+
+  // A WebGPU device lost mid-way: granted, used for the warm-up, then destroyed while the corpus
+  // encodes (as a driver reset or a GPU process crash does). The page switches to the CPU, says
+  // so, encodes again and ranks as the native engine; nothing panics.
+  const losing = await gpuBrowser.newContext({ viewport: { width: 1500, height: 1100 } });
+  await losing.addInitScript(() => {
+    globalThis.__devices = [];
+    if (globalThis.GPUAdapter) {
+      const request = GPUAdapter.prototype.requestDevice;
+      GPUAdapter.prototype.requestDevice = async function (...args) {
+        const device = await request.apply(this, args);
+        globalThis.__devices.push(device);
+        return device;
+      };
+    }
+  });
+  const lp = await losing.newPage();
+  const lostLogs = [];
+  lp.on('console', (m) => lostLogs.push(`[${m.type()}] ${m.text()}`));
+  lp.on('pageerror', (e) => lostLogs.push(`[pageerror] ${e.message}`));
+  await lp.goto(`${url}?${params}`);
+  await lp.waitForFunction(() => document.querySelector('[data-testid=backend]')?.textContent === 'webgpu'
+    && /^encoding corpus/.test(document.querySelector('[data-testid=model-status]')?.textContent ?? ''),
+  null, { timeout: 600_000, polling: 20 });
+  const destroyed = await lp.evaluate(() => {
+    for (const d of globalThis.__devices) d.destroy();
+    return { devices: globalThis.__devices.length, status: document.querySelector('[data-testid=model-status]')?.textContent };
+  });
+  await waitReady(lp);
+  const lostBackend = await lp.getByTestId('backend').textContent();
+  const lostNote = await lp.locator('[role=alert]').textContent().catch(() => '');
+  const afterLoss = await columns(lp);
+  const gpuOption = await lp.locator('select[aria-label=Backend] option[value=webgpu]').isDisabled();
+  const panics = lostLogs.filter((l) => /panicked|pageerror|RuntimeError|unreachable/.test(l));
+  logs.push(...lostLogs.map((l) => `[webgpu lost] ${l}`));
+  check('a WebGPU device lost mid-way falls back to the CPU with a note and ranks as the native engine',
+    destroyed.devices > 0 && lostBackend === 'cpu' && /WebGPU failed mid-way/.test(lostNote)
+      && sameColumns(afterLoss, ref.top5) && gpuOption && panics.length === 0,
+    `${destroyed.devices} device(s) destroyed at "${destroyed.status}"; ${lostBackend}: ${lostNote}; WebGPU option disabled: ${gpuOption}; ${panics.join(' | ')}`);
+  await losing.close();
 } catch (e) {
   check('no exception', false, String(e));
   await page.screenshot({ path: path.join(outDir, 'failure.png'), fullPage: true }).catch(() => {});

@@ -20,8 +20,10 @@ pub struct Cli {
 pub enum Command {
     /// Embed JSONL texts ({"_id", "text"} per line) into JSONL embeddings.
     Embed(EmbedArgs),
-    /// Encode a corpus once into a persistent index file.
+    /// Encode a corpus once into a persistent index file (or one shard of it).
     Index(IndexArgs),
+    /// Merge shard index files (`trainer index --shard i/n`) into one index.
+    IndexMerge(IndexMergeArgs),
     /// Rank a corpus for a query, optionally under an instruction.
     Search(SearchArgs),
     /// Rank the built-in demo corpus under an instruction and its reversal, side by side.
@@ -119,6 +121,21 @@ pub struct IndexArgs {
     /// Index file to write.
     #[arg(long)]
     pub output: PathBuf,
+    /// Encode only part I of N (from 0) of the corpus, e.g. `--shard 2/8`: run one process
+    /// (or machine) per part, then `trainer index-merge`.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(usize, usize)>,
+}
+
+/// `trainer index-merge`.
+#[derive(Args, Debug)]
+pub struct IndexMergeArgs {
+    /// The merged index file to write.
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Every shard of the corpus, in any order.
+    #[arg(required = true)]
+    pub shards: Vec<PathBuf>,
 }
 
 /// Instruction options shared by search and demo.
@@ -298,6 +315,26 @@ impl TemplateArgs {
             );
         }
     }
+}
+
+/// `I/N`: part I (from 0) of N.
+fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    let (i, n) = text
+        .split_once('/')
+        .ok_or_else(|| format!("{text:?}: expected I/N, e.g. 0/4"))?;
+    let part = |s: &str| {
+        s.trim()
+            .parse::<usize>()
+            .map_err(|e| format!("{text:?}: {e}"))
+    };
+    let (i, n) = (part(i)?, part(n)?);
+    if n == 0 || i >= n {
+        return Err(format!(
+            "{text:?}: parts count from 0 and stay below N (0/{n} .. {}/{n})",
+            n.max(1) - 1
+        ));
+    }
+    Ok((i, n))
 }
 
 fn parse_template(text: &str) -> Result<engine::QueryTemplate, String> {

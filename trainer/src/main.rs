@@ -68,6 +68,7 @@ fn main() {
     let result = match args.command {
         cli::Command::Embed(a) => embed::run(a),
         cli::Command::Index(a) => search::index(a),
+        cli::Command::IndexMerge(a) => search::merge(a),
         cli::Command::Search(a) => search::run(a),
         cli::Command::Demo(a) => demo::run(a),
         cli::Command::Eval(a) => eval::run(a),

@@ -3,14 +3,11 @@
 use std::path::Path;
 
 use engine::data::{read_corpus, Passage};
-use engine::retrieval::{self, IndexReader, IndexWriter};
+use engine::retrieval::{self, IndexHeader, IndexWriter, MappedIndex, Shard};
 use engine::{Embeddings, Encoder};
 
-use crate::cli::{IndexArgs, SearchArgs};
+use crate::cli::{IndexArgs, IndexMergeArgs, SearchArgs};
 use crate::progress;
-
-/// Rows per block when streaming an index from disk.
-const BLOCK_ROWS: usize = 16_384;
 
 /// Encodes passages (title + text) with a progress bar; rows are L2-normalised.
 pub fn encode_passages(encoder: &Encoder, passages: &[Passage]) -> anyhow::Result<Embeddings> {
@@ -27,10 +24,23 @@ pub fn encode_passages(encoder: &Encoder, passages: &[Passage]) -> anyhow::Resul
 /// Passages encoded per chunk when building an index: bounds memory for large corpora.
 const INDEX_CHUNK: usize = 4096;
 
-fn build_index(encoder: &Encoder, corpus: &Path, output: &Path) -> anyhow::Result<()> {
+fn build_index(
+    encoder: &Encoder,
+    corpus: &Path,
+    output: &Path,
+    shard: Option<(usize, usize)>,
+) -> anyhow::Result<()> {
     let passages = read_corpus(corpus)?;
     let ids: Vec<String> = passages.iter().map(|p| p.id.clone()).collect();
-    let mut writer = IndexWriter::create(output, encoder.fingerprint(), encoder.dim(), ids)?;
+    let shard = match shard {
+        Some((i, n)) => Some(Shard::new(i, n, &ids)?),
+        None => None,
+    };
+    let part = shard.as_ref().map_or(0..passages.len(), |s| s.rows());
+    let passages = &passages[part.clone()];
+    let mut header = IndexHeader::new(encoder.fingerprint(), encoder.dim(), ids[part].to_vec());
+    header.shard = shard.clone();
+    let mut writer = IndexWriter::create(output, header)?;
     let bar = progress::bar(passages.len(), "indexing");
     for (c, chunk) in passages.chunks(INDEX_CHUNK).enumerate() {
         let texts: Vec<String> = chunk.iter().map(|p| p.encoder_text()).collect();
@@ -42,9 +52,18 @@ fn build_index(encoder: &Encoder, corpus: &Path, output: &Path) -> anyhow::Resul
     }
     bar.finish_and_clear();
     writer.finish()?;
+    let what = match &shard {
+        Some(s) => format!(
+            "shard {}/{} ({} of {} passages)",
+            s.index,
+            s.count,
+            passages.len(),
+            s.corpus_rows
+        ),
+        None => format!("{} passages", passages.len()),
+    };
     eprintln!(
-        "indexed {} passages with model {} into {}",
-        passages.len(),
+        "indexed {what} with model {} into {}",
         encoder.fingerprint(),
         output.display()
     );
@@ -54,7 +73,20 @@ fn build_index(encoder: &Encoder, corpus: &Path, output: &Path) -> anyhow::Resul
 /// `trainer index`.
 pub fn index(args: IndexArgs) -> anyhow::Result<()> {
     let encoder = args.model.load()?;
-    build_index(&encoder, &args.corpus, &args.output)
+    build_index(&encoder, &args.corpus, &args.output, args.shard)
+}
+
+/// `trainer index-merge`.
+pub fn merge(args: IndexMergeArgs) -> anyhow::Result<()> {
+    let header = retrieval::merge_shards(&args.shards, &args.output)?;
+    eprintln!(
+        "merged {} shards ({} passages, model {}) into {}",
+        args.shards.len(),
+        header.ids.len(),
+        header.model,
+        args.output.display()
+    );
+    Ok(())
 }
 
 /// `trainer search`.
@@ -80,13 +112,12 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
                         index.display()
                     )
                 })?;
-                build_index(&encoder, corpus, index)?;
+                build_index(&encoder, corpus, index, None)?;
             }
-            let reader = IndexReader::open(index)?;
-            reader.check_model(encoder.fingerprint())?;
-            let ids = reader.header.ids.clone();
-            let hits = reader.search(query, args.top_k, BLOCK_ROWS)?;
-            (ids, hits)
+            let index = MappedIndex::open(index)?;
+            index.check_model(encoder.fingerprint())?;
+            let hits = index.search(&query, args.top_k)?;
+            (index.header.ids, hits)
         }
         None => {
             let passages = passages

@@ -323,3 +323,132 @@ fn embed_and_search_refuse_what_would_be_silently_wrong() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn shards_indexed_by_separate_processes_merge_into_the_single_process_index() {
+    let dir = tmp("shards");
+    let corpus = dir.join("corpus.jsonl");
+    let lines: Vec<String> = (0..7)
+        .map(|i| serde_json::json!({"_id": format!("p{i}"), "text": format!("passage number {i} about bread and ovens")}).to_string())
+        .collect();
+    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    let whole = dir.join("whole.ifidx");
+    let out = trainer(&["index", "--corpus", s(&corpus), "--output", s(&whole)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Three processes at once, one per part.
+    let parts: Vec<PathBuf> = (0..3)
+        .map(|i| dir.join(format!("part-{i}.ifidx")))
+        .collect();
+    let running: Vec<_> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| {
+            let corpus = corpus.clone();
+            let part = part.clone();
+            std::thread::spawn(move || {
+                let shard = format!("{i}/3");
+                trainer(&[
+                    "index",
+                    "--corpus",
+                    s(&corpus),
+                    "--output",
+                    s(&part),
+                    "--shard",
+                    &shard,
+                ])
+            })
+        })
+        .collect();
+    for r in running {
+        let out = r.join().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("of 7 passages"));
+    }
+    let merged = dir.join("merged.ifidx");
+    let shuffled = [&parts[2], &parts[0], &parts[1]].map(|p| s(p).to_string());
+    let mut args = vec!["index-merge", "--output", s(&merged)];
+    args.extend(shuffled.iter().map(|p| p.as_str()));
+    let out = trainer(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&whole).unwrap(),
+        "the merged index is the single-process index, byte for byte"
+    );
+
+    // A part missing, a part twice, a whole index among the shards: refused, nothing written.
+    let refused = dir.join("refused.ifidx");
+    for (shards, expected) in [
+        (vec![&parts[0], &parts[2]], "shard 1/3 missing"),
+        (
+            vec![&parts[0], &parts[1], &parts[1], &parts[2]],
+            "given twice",
+        ),
+        (vec![&parts[0], &whole], "not a shard"),
+    ] {
+        let mut args = vec!["index-merge", "--output", s(&refused)];
+        args.extend(shards.iter().map(|p| s(p)));
+        let out = trainer(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(expected),
+            "{expected}: {err}"
+        );
+        assert!(!refused.exists());
+    }
+    // A shard cut from another version of the corpus.
+    std::fs::write(&corpus, lines[..6].join("\n")).unwrap();
+    let other = dir.join("other-0.ifidx");
+    let out = trainer(&[
+        "index",
+        "--corpus",
+        s(&corpus),
+        "--output",
+        s(&other),
+        "--shard",
+        "0/3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = trainer(&[
+        "index-merge",
+        "--output",
+        s(&refused),
+        s(&other),
+        s(&parts[1]),
+        s(&parts[2]),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("another cut or another corpus"),
+        "{err}"
+    );
+    // A part outside the count.
+    let out = trainer(&[
+        "index",
+        "--corpus",
+        s(&corpus),
+        "--output",
+        s(&other),
+        "--shard",
+        "3/3",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--shard"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
