@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod published;
+
 /// One passage of a corpus.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct Passage {
@@ -353,8 +356,25 @@ pub struct EvalSet {
 }
 
 impl EvalSet {
-    /// Reads a set folder.
+    /// Reads a set folder: the project's layout (formats.md §1), or natively a data set as
+    /// published on the Hugging Face hub ([`published`]; qrels split `test`, or the only one).
     pub fn load(dir: &Path) -> Result<Self> {
+        Self::load_split(dir, None)
+    }
+
+    /// [`EvalSet::load`], with the split of a published set's qrels named.
+    pub fn load_split(dir: &Path, split: Option<&str>) -> Result<Self> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if published::is_published(dir) {
+            return published::load_set(dir, split);
+        }
+        if let Some(split) = split {
+            return Err(EngineError::data(
+                dir,
+                0,
+                format!("split `{split}` asked for, but this is a set in the project's layout (one split)"),
+            ));
+        }
         let file = |name: &str| dir.join(name);
         let mut texts = BTreeMap::new();
         for mode in Mode::ALL {
@@ -389,9 +409,6 @@ impl EvalSet {
         let corpus = parse_corpus(corpus, &root.join("corpus.jsonl"))?;
         let queries_path = root.join("queries.jsonl");
         let queries_list: Vec<Query> = parse_jsonl(queries, &queries_path)?;
-        if queries_list.is_empty() {
-            return Err(EngineError::data(&queries_path, 0, "no queries"));
-        }
         check_unique(
             queries_list.iter().map(|q| q.id.as_str()),
             queries,
@@ -402,21 +419,39 @@ impl EvalSet {
             let path = root.join(format!("qrels/{}.tsv", mode.name()));
             parsed.insert(mode, parse_qrels(text, &path)?);
         }
-        if !parsed.contains_key(&Mode::Og) {
-            return Err(EngineError::data(
-                root.join("qrels/og.tsv"),
-                0,
-                "missing: every set needs qrels/og.tsv",
-            ));
-        }
         let candidates = candidates
             .map(|t| parse_candidates(t, &root.join("candidates.tsv")))
             .transpose()?;
+        Self::from_parts(root, corpus, queries_list, parsed, candidates)
+    }
+
+    /// A set from its parts, checked: at least one query, og judgments.
+    pub fn from_parts(
+        root: &Path,
+        corpus: Vec<Passage>,
+        queries: Vec<Query>,
+        qrels: BTreeMap<Mode, Qrels>,
+        candidates: Option<BTreeMap<String, Vec<String>>>,
+    ) -> Result<Self> {
+        if queries.is_empty() {
+            return Err(EngineError::data(
+                root.join("queries.jsonl"),
+                0,
+                "no queries",
+            ));
+        }
+        if !qrels.contains_key(&Mode::Og) {
+            return Err(EngineError::data(
+                root.join("qrels/og.tsv"),
+                0,
+                "missing: every set needs qrels/og.tsv (or, published, qrels/ or qrels_og/)",
+            ));
+        }
         Ok(EvalSet {
             root: root.to_path_buf(),
             corpus,
-            queries: queries_list,
-            qrels: parsed,
+            queries,
+            qrels,
             candidates,
         })
     }

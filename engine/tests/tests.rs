@@ -11,5 +11,6 @@ mod fuzz;
 mod instruction;
 mod metrics;
 mod parity;
+mod published;
 mod retrieval;
 mod training;

@@ -213,9 +213,13 @@ pub struct EvalArgs {
     /// Run file(s) in TREC format; with --set written MODE=FILE (og, changed, reversed).
     #[arg(long)]
     pub run: Vec<String>,
-    /// Evaluation-set folder (formats.md §1).
+    /// Evaluation-set folder: formats.md §1, or a data set as published on the Hugging Face
+    /// hub (MTEB/BEIR JSONL or Parquet, FollowIR, InfoSearch; see README).
     #[arg(long)]
     pub set: Option<PathBuf>,
+    /// The qrels split of a published set (default `test`, or its only split).
+    #[arg(long, requires = "set")]
+    pub split: Option<String>,
     /// Model folder to encode the set with.
     #[arg(long)]
     pub model: Option<PathBuf>,

@@ -158,7 +158,7 @@ fn run_reports(args: &EvalArgs, qrels_path: &Path) -> anyhow::Result<Vec<Report>
 
 /// `--set DIR` with precomputed runs (`--run MODE=FILE`) or models to encode with.
 fn set_reports(args: &EvalArgs, set_dir: &Path, wise: WiseConfig) -> anyhow::Result<Vec<Report>> {
-    let mut set = EvalSet::load(set_dir)?;
+    let mut set = EvalSet::load_split(set_dir, args.split.as_deref())?;
     if let Some(prefix) = &args.constraint {
         if set.keep_constraint(prefix) == 0 {
             bail!(

@@ -476,3 +476,47 @@ fn one_family_of_instructions_is_evaluated_on_its_own() {
         "{err}"
     );
 }
+
+#[test]
+fn published_sets_evaluate_as_their_conversion_to_the_project_layout() {
+    let dir = tmp("published");
+    let model = model_dir();
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/published");
+    for name in ["followir-mteb", "infosearch", "mteb-parquet"] {
+        let hub = fixtures.join(name);
+        let native = dir.join(name);
+        engine::EvalSet::load(&hub).unwrap().write(&native).unwrap();
+        let report = |set: &std::path::Path| -> serde_json::Value {
+            serde_json::from_str(&ok(&trainer(&[
+                "eval",
+                "--set",
+                s(set),
+                "--model",
+                s(&model),
+                "--json",
+            ])))
+            .unwrap()
+        };
+        let published = report(&hub);
+        assert_eq!(published, report(&native), "{name}");
+        if name != "mteb-parquet" {
+            assert!(published["p-mrr"].is_number(), "{name}: {published}");
+        }
+    }
+    let err = trainer(&[
+        "eval",
+        "--set",
+        s(&fixtures.join("mteb-jsonl")),
+        "--split",
+        "dev",
+        "--model",
+        s(&model),
+    ]);
+    let msg = String::from_utf8_lossy(&err.stderr);
+    assert!(
+        !err.status.success() && msg.contains("no split `dev`"),
+        "{msg}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

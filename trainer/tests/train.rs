@@ -669,3 +669,33 @@ fn a_cross_attention_model_is_used_by_every_consumer() {
     assert!(exported.join("cross_attention.safetensors").is_file());
     assert_eq!(search_scores(&exported, &corpus), cross_scores);
 }
+
+#[test]
+fn inf_ir_tuples_published_as_parquet_train_like_the_same_records_in_jsonl() {
+    let dir = tmp("parquet");
+    let model = tiny_model(&dir);
+    let hub =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/published/inf-ir");
+    let from_parquet = dir.join("run-parquet");
+    let mut args = common(&model, &hub, &from_parquet);
+    args.extend(["--max-steps", "2", "--seed", "7"]);
+    let err = ok(&train(&args));
+    assert!(err.contains("2 rows of 1 Parquet file(s)"), "{err}");
+    // The same records as JSON lines train to the same weights.
+    let jsonl = from_parquet.join("published-data.jsonl");
+    let copy = dir.join("same.jsonl");
+    std::fs::copy(&jsonl, &copy).unwrap();
+    let from_jsonl = dir.join("run-jsonl");
+    let mut args = common(&model, &copy, &from_jsonl);
+    args.extend(["--max-steps", "2", "--seed", "7"]);
+    ok(&train(&args));
+    assert_eq!(losses(&from_parquet), losses(&from_jsonl));
+    assert_eq!(
+        max_diff(
+            &weights(&from_parquet.join("model")),
+            &weights(&from_jsonl.join("model"))
+        ),
+        0.0
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -120,8 +120,9 @@ impl Setup {
 /// The training records, checked once (bad ones skipped and counted with
 /// `--skip-bad-records`).
 fn read_records(config: &TrainConfig, skip_bad: bool) -> anyhow::Result<RecordFile> {
+    let data = published_as_jsonl(config)?;
     let bar = crate::progress::bar(0, "checking training records");
-    let records = RecordFile::open(&config.data, skip_bad, &mut |done, total| {
+    let records = RecordFile::open(&data, skip_bad, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
     })?;
@@ -130,12 +131,32 @@ fn read_records(config: &TrainConfig, skip_bad: bool) -> anyhow::Result<RecordFi
         eprintln!(
             "warning: {} bad records skipped (--skip-bad-records), first: {}:{}: {}",
             records.skipped.len(),
-            config.data.display(),
+            data.display(),
             first.line,
             first.problem
         );
     }
     Ok(records)
+}
+
+/// The training file to read: `data` itself, or for training data published as Parquet (a
+/// file, or a hub data set's folder) its rows as JSON lines in the run folder, where a line
+/// number is the row's.
+fn published_as_jsonl(config: &TrainConfig) -> anyhow::Result<std::path::PathBuf> {
+    let files = engine::data::published::training_parquet_files(&config.data);
+    if files.is_empty() {
+        return Ok(config.data.clone());
+    }
+    let jsonl = config.output.join("published-data.jsonl");
+    std::fs::create_dir_all(&config.output)?;
+    let rows = engine::data::published::parquet_to_jsonl(&files, &jsonl)?;
+    eprintln!(
+        "{}: {rows} rows of {} Parquet file(s) as JSON lines in {}",
+        config.data.display(),
+        files.len(),
+        jsonl.display()
+    );
+    Ok(jsonl)
 }
 
 /// A run in progress: the model, its optimiser, the data stream, the log, and where it is.
