@@ -109,6 +109,31 @@ impl BackendKind {
         }
     }
 
+    /// Device `index` of this backend natively: the CPU whatever the index; a GPU backend's
+    /// `index`-th discrete GPU, or its default device for index 0 when there is no discrete
+    /// one (a software or integrated adapter).
+    #[cfg(not(target_family = "wasm"))]
+    pub fn device_at(self, index: usize) -> Result<Device> {
+        match self {
+            #[cfg(feature = "wgpu")]
+            BackendKind::Wgpu | BackendKind::Vulkan if index > 0 => {
+                let options = Device::wgpu_options()
+                    .device_kind(burn::tensor::DeviceKind::DiscreteGpu(index));
+                #[cfg(feature = "vulkan")]
+                let options = match self {
+                    BackendKind::Vulkan => {
+                        options.graphics_api(burn::tensor::wgpu::WgpuBackend::Vulkan)
+                    }
+                    _ => options,
+                };
+                options.init().map_err(|e| self.init_error(e))
+            }
+            #[cfg(feature = "cuda")]
+            BackendKind::Cuda => Ok(Device::cuda(index)),
+            _ => self.device(),
+        }
+    }
+
     /// Creates the device in a browser (or anywhere async): WebGPU must be initialised
     /// asynchronously before any tensor exists.
     pub async fn device_async(self) -> Result<Device> {
@@ -133,6 +158,79 @@ impl BackendKind {
             backend: self.name().into(),
             problem: format!("initialisation failed: {e}"),
         }
+    }
+}
+
+/// The devices of a data-parallel run: `cpu:2` (two replicas on the CPU, each on its own
+/// thread), `wgpu:0,1` or `cuda:0,1,2,3` (one replica per GPU, by index). Empty (the default)
+/// is one device, the run's `device`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeviceSet {
+    /// One entry per replica: the backend and the device index (always 0 on the CPU).
+    pub replicas: Vec<(BackendKind, usize)>,
+}
+
+impl std::fmt::Display for DeviceSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some((kind, _)) = self.replicas.first() else {
+            return Ok(());
+        };
+        if *kind == BackendKind::Cpu {
+            return write!(f, "cpu:{}", self.replicas.len());
+        }
+        let ids: Vec<String> = self.replicas.iter().map(|(_, i)| i.to_string()).collect();
+        write!(f, "{kind}:{}", ids.join(","))
+    }
+}
+
+serde_as_text!(DeviceSet);
+
+impl FromStr for DeviceSet {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Ok(DeviceSet::default());
+        }
+        let bad = |why: &str| {
+            EngineError::Invalid(format!(
+                "devices '{s}': {why} (e.g. cpu:2, wgpu:0,1, cuda:0,1,2,3)"
+            ))
+        };
+        let (kind, list) = s.split_once(':').unwrap_or((s, "1"));
+        let kind: BackendKind = kind.parse()?;
+        let numbers: Vec<usize> = list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse::<usize>()
+                    .map_err(|_| bad("not a number list"))
+            })
+            .collect::<Result<_>>()?;
+        let replicas: Vec<(BackendKind, usize)> = if kind == BackendKind::Cpu {
+            match numbers.as_slice() {
+                [n] if *n >= 1 => vec![(kind, 0); *n],
+                _ => return Err(bad("cpu takes a replica count")),
+            }
+        } else {
+            numbers.iter().map(|&i| (kind, i)).collect()
+        };
+        let mut seen = std::collections::HashSet::new();
+        if kind != BackendKind::Cpu && !numbers.iter().all(|i| seen.insert(*i)) {
+            return Err(bad("a device is named twice"));
+        }
+        Ok(DeviceSet { replicas })
+    }
+}
+
+impl DeviceSet {
+    /// Creates the devices natively (device `i` of a GPU backend is its `i`-th discrete GPU).
+    #[cfg(not(target_family = "wasm"))]
+    pub fn devices(&self) -> Result<Vec<Device>> {
+        self.replicas
+            .iter()
+            .map(|&(kind, index)| kind.device_at(index))
+            .collect()
     }
 }
 

@@ -72,7 +72,7 @@ pub mod served;
 pub mod tokenize;
 pub mod training;
 
-pub use backend::BackendKind;
+pub use backend::{BackendKind, DeviceSet};
 pub use burn::tensor::Device;
 pub use config::{BertConfig, ModelConfig, Pooling};
 pub use data::{EvalSet, Mode, Passage, Query};

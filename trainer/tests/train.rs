@@ -699,3 +699,80 @@ fn inf_ir_tuples_published_as_parquet_train_like_the_same_records_in_jsonl() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn two_cpu_replicas_train_the_weights_of_one_device_and_resume_identically() {
+    let dir = tmp("parallel");
+    let model = tiny_model(&dir);
+    let data = records(&dir, 6);
+    let steps = [
+        "--max-steps",
+        "6",
+        "--checkpoint-every",
+        "2",
+        "--keep-checkpoints",
+        "3",
+    ];
+    let one = dir.join("one");
+    let mut args = common(&model, &data, &one);
+    args.extend(steps);
+    ok(&train(&args));
+    let two = dir.join("two");
+    let mut args = common(&model, &data, &two);
+    args.extend(steps);
+    args.extend(["--devices", "cpu:2"]);
+    let err = ok(&train(&args));
+    assert!(err.contains("cpu:2 (data-parallel)"), "{err}");
+    // The same global batch: the same gradient, summed in another order (two partial sums
+    // over each device's rows, then their sum), so float32 rounding, amplified a little by
+    // AdamW's division by sqrt(v) over six steps: 4.8e-6 measured here, against weights of
+    // order 1e-2 to 1; the bound leaves room for other CPUs' SIMD paths (GradCache's is 1e-4).
+    let diff = max_diff(&weights(&one.join("model")), &weights(&two.join("model")));
+    eprintln!("two CPU replicas vs one device, max |weight difference| after 6 steps: {diff:e}");
+    assert!(diff > 0.0 && diff < 5e-5, "{diff}");
+    let (a, b) = (losses(&one), losses(&two));
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x - y).abs() < 1e-5, "{a:?} vs {b:?}");
+    }
+    // Killed at step 4 and resumed on two replicas: the uninterrupted two-replica weights.
+    let killed = dir.join("killed");
+    let mut args = common(&model, &data, &killed);
+    args.extend(steps);
+    args.extend(["--devices", "cpu:2"]);
+    kill_once(&args, &killed.join("checkpoints/step-00000004/state.json"));
+    assert!(
+        !killed.join("model").exists(),
+        "the run finished before the kill"
+    );
+    args.push("--resume");
+    ok(&train(&args));
+    let diff = max_diff(
+        &weights(&two.join("model")),
+        &weights(&killed.join("model")),
+    );
+    assert!(diff <= 1e-6, "resumed weights differ by {diff}");
+    // Nonsense device lists are refused by name.
+    for (bad, expected) in [
+        ("cpu:0", "replica count"),
+        ("wgpu:0,0", "named twice"),
+        ("tpu:1", "unknown device"),
+    ] {
+        let out = train(&[
+            "--model",
+            s(&model),
+            "--data",
+            s(&data),
+            "--output",
+            s(&dir.join("x")),
+            "--devices",
+            bad,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(expected),
+            "{bad}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

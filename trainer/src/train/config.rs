@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use engine::training::{Factor, Objective};
-use engine::{BackendKind, QueryTemplate};
+use engine::{BackendKind, DeviceSet, QueryTemplate};
 
 /// How instruction and query meet in training (seeds-spec §2.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,6 +121,8 @@ train_config! {
     output: PathBuf = PathBuf::from("runs/train");
     /// Compute device: cpu, wgpu, vulkan or cuda.
     device: BackendKind = BackendKind::Cpu;
+    /// Data-parallel devices, replacing --device: cpu:N (N replicas on the CPU, one thread each), wgpu:0,1, vulkan:0,1 or cuda:0,1,... (one replica per GPU). Each embeds its share of the batch; the loss sees every embedding (global in-batch negatives); gradients are summed before one AdamW step. Empty = one device.
+    devices: DeviceSet = DeviceSet::default();
     /// Objective: uni-p, uni-i, uni-iq, uni-p-i, uni-p-iq, uni-i-iq, uni-p-i-iq, multi-p-i, multi-p-iq, multi-i-iq, multi-p-i-iq or infonce.
     loss: Objective = Objective::Multivariate(vec![Factor::P, Factor::I]);
     /// Temperature τ of the cosine scores; 0 takes the objective's own (0.05 InF-Embed, 0.02 InfoNCE).

@@ -7,6 +7,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod model;
+pub mod parallel;
 pub mod plot;
 
 use std::io::Write;
@@ -82,7 +83,10 @@ fn resume_point(output: &Path, resume: bool) -> anyhow::Result<Option<PathBuf>> 
 /// What a run reads before it trains: the device, the base model's files, its settings and
 /// the tokenizers at the run's limits.
 struct Setup {
+    /// The device the model and optimiser live on (the first of `replicas`).
     device: Device,
+    /// The data-parallel devices (autodiff), or none for one device.
+    replicas: Vec<Device>,
     base: ModelFiles,
     model_config: ModelConfig,
     texts: Texts,
@@ -90,7 +94,18 @@ struct Setup {
 
 impl Setup {
     fn new(config: &TrainConfig) -> anyhow::Result<Self> {
-        let device = config.device.device()?;
+        let replicas = config.devices.devices()?;
+        if replicas.len() > 1 && config.grad_cache_chunk > 0 {
+            bail!("--devices and --grad-cache-chunk do not combine: data-parallel steps already back-propagate each device's share on its own");
+        }
+        let device = match replicas.first() {
+            Some(first) => first.clone(),
+            None => config.device.device()?,
+        };
+        let replicas = match replicas.len() {
+            0 | 1 => Vec::new(),
+            _ => replicas.into_iter().map(|d| d.autodiff()).collect(),
+        };
         let base = ModelFiles::read_dir(&config.model)?;
         let model_config = ModelConfig::from_files(&base)?;
         let max_positions = model_config.bert.max_position_embeddings;
@@ -110,6 +125,7 @@ impl Setup {
         };
         Ok(Setup {
             device,
+            replicas,
             base,
             model_config,
             texts,
@@ -229,7 +245,10 @@ impl Run {
             total_steps,
             plan.loss.objective,
             plan.loss.temperature,
-            config.device.name()
+            match config.devices.replicas.len() {
+                0 => config.device.name().to_string(),
+                _ => format!("{} (data-parallel)", config.devices),
+            }
         );
         let batches = Batches {
             records,
@@ -343,7 +362,16 @@ impl Run {
     /// The loss and gradients of one micro-batch (GradCache when configured).
     fn gradients(&self, layout: &BatchLayout) -> anyhow::Result<(f64, GradientsParams)> {
         let texts = &self.setup.texts;
-        if self.config.grad_cache_chunk > 0 {
+        if !self.setup.replicas.is_empty() {
+            parallel::data_parallel_step(
+                &self.model,
+                &self.setup.replicas,
+                texts,
+                layout,
+                &self.plan.loss,
+                self.accumulation,
+            )
+        } else if self.config.grad_cache_chunk > 0 {
             grad_cache_step(
                 &self.model,
                 texts,
@@ -537,6 +565,7 @@ fn check_resumable(
         for free in [
             "output",
             "device",
+            "devices",
             "checkpoint_every",
             "keep_checkpoints",
             "eval_set",
@@ -607,7 +636,7 @@ impl Batches {
     }
 }
 
-fn scalar(t: Tensor<1>) -> anyhow::Result<f64> {
+pub(crate) fn scalar(t: Tensor<1>) -> anyhow::Result<f64> {
     let v: Vec<f32> = t
         .into_data()
         .convert::<f32>()

@@ -1,0 +1,185 @@
+//! Data-parallel training on several devices (`--devices cpu:2`, `wgpu:0,1`, `cuda:0,1`).
+//!
+//! Every replica holds the current weights on its device and, on its own thread, embeds its
+//! contiguous share of the micro-batch's pair and passage texts with a graph: the encoder's
+//! forward and backward passes, where the time goes, run on all devices at once. The
+//! embeddings are gathered (detached copies) onto the first device, where the objective sees
+//! every one of them, so each anchor meets the global in-batch negatives as with InF-Embed's
+//! `dist_gather_tensor`. The loss's gradient with respect to the embeddings goes back to each
+//! replica, which back-propagates `sum(embedding * gradient)` through its own rows only (the
+//! GradCache identity). The replicas' parameter gradients are then summed on the first device
+//! (the all-reduce) before the one AdamW step: the gradient of the whole batch, whatever the
+//! number of devices, up to float rounding in the order of the sums.
+//!
+//! burn 0.22's own collectives (`DistributedOps::all_reduce`) exist only for CUDA (NCCL) and
+//! have no all-gather; the exchange here moves tensors between devices with `to_device`, which
+//! every backend has, so the same code runs on CPU replicas in a test and on GPUs.
+
+use std::ops::Range;
+use std::sync::mpsc;
+
+use anyhow::Context;
+use burn::module::Module;
+use burn::optim::{GradientsAccumulator, GradientsParams};
+use burn::tensor::Tensor;
+
+use engine::training::{BatchLayout, Loss};
+use engine::Device;
+
+use super::model::{Texts, TrainModel};
+use super::scalar;
+
+/// Rows `r` of `n` near-equal contiguous shares of `len` rows.
+fn share(len: usize, r: usize, n: usize) -> Range<usize> {
+    (r * len / n)..((r + 1) * len / n)
+}
+
+/// What a replica sends back after embedding its share.
+struct Embedded {
+    pairs: Tensor<2>,
+    passages: Tensor<2>,
+}
+
+/// The loss and the summed gradients of one micro-batch over `devices` (autodiff devices; the
+/// first holds `model`). Same result as the one-device step, computed on all devices.
+pub fn data_parallel_step(
+    model: &TrainModel,
+    devices: &[Device],
+    texts: &Texts,
+    layout: &BatchLayout,
+    loss: &Loss,
+    accumulation: usize,
+) -> anyhow::Result<(f64, GradientsParams)> {
+    let (pair_rows, passage_rows) = (layout.pairs.len(), layout.passages.len());
+    // A micro-batch smaller than the device count leaves the extra devices idle this time.
+    let devices = &devices[..devices.len().min(pair_rows).min(passage_rows).max(1)];
+    let n = devices.len();
+    let main = &devices[0];
+    std::thread::scope(|scope| {
+        let mut to_replica = Vec::with_capacity(n);
+        let mut from_replica = Vec::with_capacity(n);
+        let mut workers = Vec::with_capacity(n);
+        for (r, device) in devices.iter().enumerate() {
+            let (send_embedded, embedded) = mpsc::channel::<anyhow::Result<Embedded>>();
+            let (send_gradient, gradient) = mpsc::channel::<Option<Embedded>>();
+            let replica = model.clone().fork(device);
+            let (pairs, passages) = (share(pair_rows, r, n), share(passage_rows, r, n));
+            workers.push(scope.spawn(move || {
+                replica_work(
+                    replica,
+                    texts,
+                    layout,
+                    pairs,
+                    passages,
+                    send_embedded,
+                    gradient,
+                )
+            }));
+            to_replica.push(send_gradient);
+            from_replica.push(embedded);
+        }
+        // The gather: every replica's rows, detached, on the first device.
+        let mut pair_parts = Vec::with_capacity(n);
+        let mut passage_parts = Vec::with_capacity(n);
+        let mut failure = None;
+        for embedded in &from_replica {
+            match embedded
+                .recv()
+                .context("a replica stopped before embedding")?
+            {
+                Ok(e) => {
+                    pair_parts.push(e.pairs.to_device(main));
+                    passage_parts.push(e.passages.to_device(main));
+                }
+                Err(e) => failure = Some(e),
+            }
+        }
+        if let Some(e) = failure {
+            to_replica.iter().for_each(|s| drop(s.send(None)));
+            return Err(e);
+        }
+        let pairs = Tensor::cat(pair_parts, 0).autodiff().require_grad();
+        let passages = Tensor::cat(passage_parts, 0).autodiff().require_grad();
+        let value = loss
+            .forward(pairs.clone().matmul(passages.clone().transpose()), layout)
+            .div_scalar(accumulation as f64);
+        let v = scalar(value.clone())?;
+        if !v.is_finite() {
+            to_replica.iter().for_each(|s| drop(s.send(None)));
+            return Ok((v * accumulation as f64, GradientsParams::new()));
+        }
+        let g = value.backward();
+        let d_pairs = pairs
+            .grad(&g)
+            .context("no gradient for the pair embeddings")?;
+        let d_passages = passages
+            .grad(&g)
+            .context("no gradient for the passage embeddings")?;
+        // The scatter: each replica gets the gradient of its own rows, on its device.
+        for (r, (send, device)) in to_replica.iter().zip(devices).enumerate() {
+            let rows = |d: &Tensor<2>, range: Range<usize>| {
+                d.clone()
+                    .narrow(0, range.start, range.len())
+                    .autodiff()
+                    .to_device(device)
+            };
+            let part = Embedded {
+                pairs: rows(&d_pairs, share(pair_rows, r, n)),
+                passages: rows(&d_passages, share(passage_rows, r, n)),
+            };
+            send.send(Some(part))
+                .context("a replica stopped before its backward pass")?;
+        }
+        // The all-reduce: the replicas' gradients summed on the first device, in replica order.
+        let mut sum = GradientsAccumulator::<TrainModel>::new();
+        for worker in workers {
+            let grads = worker
+                .join()
+                .map_err(|_| anyhow::anyhow!("a replica's thread panicked"))??;
+            if let Some(grads) = grads {
+                sum.accumulate(model, grads.to_device(main, model));
+            }
+        }
+        Ok((v * accumulation as f64, sum.grads()))
+    })
+}
+
+/// One replica: embed its rows with a graph, hand detached copies over, wait for their
+/// gradient, back-propagate it through its own graph.
+fn replica_work(
+    replica: TrainModel,
+    texts: &Texts,
+    layout: &BatchLayout,
+    pair_rows: Range<usize>,
+    passage_rows: Range<usize>,
+    embedded: mpsc::Sender<anyhow::Result<Embedded>>,
+    gradient: mpsc::Receiver<Option<Embedded>>,
+) -> anyhow::Result<Option<GradientsParams>> {
+    let own = (|| -> anyhow::Result<(Tensor<2>, Tensor<2>)> {
+        Ok((
+            replica.embed_pairs(texts, layout, pair_rows.clone())?,
+            replica.embed_passages(texts, layout, passage_rows.clone())?,
+        ))
+    })();
+    let (pairs, passages) = match own {
+        Ok(own) => own,
+        Err(e) => {
+            let message = format!("{e:#}");
+            drop(embedded.send(Err(e)));
+            anyhow::bail!("replica failed: {message}");
+        }
+    };
+    let detached = Embedded {
+        pairs: pairs.clone().detach(),
+        passages: passages.clone().detach(),
+    };
+    embedded.send(Ok(detached)).context("the gather stopped")?;
+    let Some(d) = gradient.recv().context("the gather stopped")? else {
+        return Ok(None);
+    };
+    let surrogate = (pairs * d.pairs).sum() + (passages * d.passages).sum();
+    Ok(Some(GradientsParams::from_grads(
+        surrogate.backward(),
+        &replica,
+    )))
+}
