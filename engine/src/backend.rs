@@ -113,6 +113,7 @@ impl BackendKind {
     /// `index`-th discrete GPU, or its default device for index 0 when there is no discrete
     /// one (a software or integrated adapter).
     #[cfg(not(target_family = "wasm"))]
+    #[cfg_attr(not(any(feature = "wgpu", feature = "cuda")), allow(unused_variables))]
     pub fn device_at(self, index: usize) -> Result<Device> {
         match self {
             #[cfg(feature = "wgpu")]

@@ -674,3 +674,58 @@ fn trec_run_lines_need_exactly_six_fields() {
     }
     assert!(Run::parse_trec("q1 Q0 d1 1 0.5 tag\n", Path::new("run.trec")).is_ok());
 }
+
+#[test]
+fn mteb_result_files_name_metrics_as_mteb_and_pick_its_main_score() {
+    use engine::metrics::report::{MtebTask, Report, Values};
+    let values = |mean: f64| Values {
+        mean,
+        per_query: BTreeMap::from([("q1".to_string(), mean)]),
+    };
+    let metrics = vec![
+        "ndcg@10".to_string(),
+        "p@10".to_string(),
+        "map@1000".to_string(),
+    ];
+    let og: BTreeMap<String, Values> = [("ndcg@10", 0.5), ("p@10", 0.2), ("map@1000", 0.4)]
+        .map(|(k, v)| (k.to_string(), values(v)))
+        .into();
+    let plain = Report {
+        system: "m".into(),
+        metrics: metrics.clone(),
+        modes: BTreeMap::from([("og".to_string(), og.clone())]),
+        following: BTreeMap::new(),
+    };
+    let task = MtebTask {
+        name: "SciFact".into(),
+        revision: "abc".into(),
+        split: "test".into(),
+        seconds: 1.5,
+    };
+    let json = plain.to_mteb(&task);
+    let entry = &json["scores"]["test"][0];
+    assert_eq!(json["task_name"], "SciFact");
+    assert_eq!(json["dataset_revision"], "abc");
+    assert_eq!(entry["ndcg_at_10"], 0.5);
+    assert_eq!(entry["precision_at_10"], 0.2);
+    assert_eq!(entry["map_at_1000"], 0.4);
+    assert_eq!(
+        entry["main_score"], 0.5,
+        "a plain set's main score is its first metric"
+    );
+    assert_eq!(entry["hf_subset"], "default");
+    assert!(entry["languages"].is_array());
+
+    let mut instructed = plain.clone();
+    instructed.modes.insert("changed".into(), og);
+    instructed.following.insert("p-mrr".into(), values(-0.25));
+    let json = instructed.to_mteb(&task);
+    let entry = &json["scores"]["test"][0];
+    assert_eq!(
+        entry["main_score"], -0.25,
+        "an instruction set's main score is p-MRR"
+    );
+    assert_eq!(entry["p-MRR"], -0.25);
+    assert_eq!(entry["og"]["ndcg_at_10"], 0.5);
+    assert_eq!(entry["changed"]["precision_at_10"], 0.2);
+}

@@ -250,6 +250,15 @@ pub struct EvalArgs {
     /// Write the full report (per-query values included) as JSON, for --compare.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// Also write the result as MTEB reads it (`mteb.TaskResult`): DIR/TASK.json.
+    #[arg(long, value_name = "DIR")]
+    pub mteb_output: Option<PathBuf>,
+    /// The task name in the MTEB result (default: the set folder's name).
+    #[arg(long, requires = "mteb_output")]
+    pub mteb_task: Option<String>,
+    /// The data set's hub revision in the MTEB result.
+    #[arg(long, requires = "mteb_output", default_value = "unknown")]
+    pub mteb_revision: String,
     /// Print JSON (raw fractions) instead of a table (x100).
     #[arg(long)]
     pub json: bool,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use engine::data::{EvalSet, Mode};
-use engine::metrics::report::Report;
+use engine::metrics::report::{MtebTask, Report};
 use engine::metrics::{evaluate, Metric, ModeReport, PerQuery, QuerySet, Run, WiseConfig};
 
 use crate::cli::{EvalArgs, JudgeKind, ModelArgs};
@@ -102,12 +102,16 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         let (ra, rb) = (Report::read(a)?, Report::read(b)?);
         return print_comparison(&ra, &rb, args.permutations, args.json);
     }
+    let started = std::time::Instant::now();
     let (reports, single_run) = match (&args.qrels, &args.set) {
         (Some(_), Some(_)) => bail!("give either --qrels (with --run FILE) or --set, not both"),
         (Some(qrels), None) => (run_reports(&args, qrels)?, true),
         (None, Some(set)) => (set_reports(&args, set, wise)?, false),
         (None, None) => bail!("nothing to evaluate: give --qrels FILE --run FILE, --set DIR (with --run MODE=FILE or --model DIR), or --compare A.json B.json"),
     };
+    if let Some(dir) = &args.mteb_output {
+        write_mteb(&args, dir, &reports[0], started.elapsed().as_secs_f64())?;
+    }
     if let Some(out) = &args.output {
         write_report(out, &reports[0])?;
         for (i, r) in reports.iter().enumerate().skip(1) {
@@ -348,6 +352,31 @@ fn report_unscored(
             judged.scores.per_query.len()
         );
     }
+    Ok(())
+}
+
+/// `--mteb-output DIR`: the first report as MTEB's `DIR/TASK.json`.
+fn write_mteb(args: &EvalArgs, dir: &Path, report: &Report, seconds: f64) -> anyhow::Result<()> {
+    let source = args.set.as_ref().or(args.qrels.as_ref());
+    let name = match (&args.mteb_task, source) {
+        (Some(name), _) => name.clone(),
+        (None, Some(path)) => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "task".into()),
+        (None, None) => "task".into(),
+    };
+    let task = MtebTask {
+        name: name.clone(),
+        revision: args.mteb_revision.clone(),
+        split: args.split.clone().unwrap_or_else(|| "test".into()),
+        seconds,
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let path = dir.join(format!("{name}.json"));
+    let text = serde_json::to_string_pretty(&report.to_mteb(&task))?;
+    engine::atomic::write(&path, text.as_bytes())?;
+    eprintln!("MTEB result written to {}", path.display());
     Ok(())
 }
 

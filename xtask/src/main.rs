@@ -107,6 +107,8 @@ enum Cmd {
     },
     /// Check that sentence-transformers loads a model written by `trainer train` (after `test`).
     StCompat,
+    /// Check that MTEB reads the result files `trainer eval --mteb-output` writes.
+    MtebCompat,
     /// Evaluate the default model on every set at hand (with and without instructions) into RESULTS.md.
     Results,
     /// Evaluation speed: this engine vs ranx and pytrec_eval on the same run and qrels files.
@@ -151,6 +153,7 @@ fn main() {
             &device,
         ),
         Cmd::StCompat => tasks::st_compat(),
+        Cmd::MtebCompat => tasks::mteb_compat(),
         Cmd::Recipe { gpu } => recipe::run_recipe(gpu),
         Cmd::Ablation { birco } => recipe::run_ablation(birco),
     };

@@ -119,6 +119,8 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
     run(&mut tests)?;
     step("sentence-transformers loads a model written by trainer train (venv from PyPI)");
     st_compat()?;
+    step("MTEB reads the result files trainer eval writes (venv from PyPI)");
+    mteb_compat()?;
     // The web demo builds the engine for wasm32 with both browser backends (CPU and WebGPU),
     // then headless Chromium runs it against the native engine.
     step("web demo: build (wasm32, CPU + WebGPU) and end-to-end test in headless Chromium");
@@ -190,6 +192,76 @@ pub fn st_compat() -> anyhow::Result<()> {
         .arg(&trained)
         .arg(&texts)
         .arg(&embeddings))?;
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+/// MTEB reads the result files `trainer eval --mteb-output` writes: a plain retrieval set
+/// (MTEB's Parquet layout) and FollowIR's MTEB form, loaded with `mteb`'s own
+/// `TaskResult.from_disk` (venv from PyPI), whose main scores must be the trainer's.
+pub fn mteb_compat() -> anyhow::Result<()> {
+    let model_dir = model::fetch_default()?;
+    let python = venv_python(&[
+        ("sentence-transformers", "sentence_transformers"),
+        ("mteb==2.26.24", "mteb"),
+    ])?;
+    crate::web::build_test_trainer()?;
+    let trainer = target_dir().join("debug/trainer");
+    let work = std::env::temp_dir().join(format!("ifir-mteb-compat-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let fixtures = root().join("engine/tests/fixtures/published");
+    let mut expected = Vec::new();
+    for (set, task, key) in [
+        ("mteb-parquet", "SciFact", "ndcg@10"),
+        ("followir-mteb", "Core17InstructionRetrieval", "p-mrr"),
+    ] {
+        let out = Command::new(&trainer)
+            .args(["eval", "--json", "--set"])
+            .arg(fixtures.join(set))
+            .arg("--model")
+            .arg(&model_dir)
+            .arg("--mteb-output")
+            .arg(&work)
+            .args(["--mteb-task", task])
+            .output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "trainer eval on {set}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+        let score = report
+            .get(key)
+            .or_else(|| report["og"].get(key))
+            .and_then(|v| v.as_f64());
+        expected.push((
+            work.join(format!("{task}.json")),
+            score.context("no score in the report")?,
+        ));
+    }
+    let out = Command::new(python)
+        .arg(root().join("trainer/tests/mteb_load.py"))
+        .args(expected.iter().map(|(p, _)| p))
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "MTEB refused a result file: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let loaded = String::from_utf8(out.stdout)?;
+    for ((path, score), line) in expected.iter().zip(loaded.lines()) {
+        let read: serde_json::Value = serde_json::from_str(line)?;
+        let main = read["main_score"].as_f64().context("no main_score")?;
+        anyhow::ensure!(
+            (main - score).abs() < 1e-9,
+            "{}: MTEB reads main_score {main}, the trainer printed {score}",
+            path.display()
+        );
+        println!(
+            "MTEB reads {}: main_score {main} (the trainer's)",
+            path.display()
+        );
+    }
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }

@@ -127,6 +127,90 @@ impl Report {
     }
 }
 
+/// What MTEB needs beside the scores to read a result file.
+#[derive(Debug, Clone)]
+pub struct MtebTask {
+    /// The task's name (the file is `<name>.json`).
+    pub name: String,
+    /// The data set's revision on the hub (`unknown` when not known).
+    pub revision: String,
+    /// The split evaluated (`test`).
+    pub split: String,
+    /// Seconds the evaluation took.
+    pub seconds: f64,
+}
+
+impl Report {
+    /// The report as MTEB's result file (`mteb.TaskResult`, as `TaskResult.from_disk` reads
+    /// it): one `default` subset of the split, each metric under MTEB's name (`ndcg@10` as
+    /// `ndcg_at_10`, `p@10` as `precision_at_10`). A plain retrieval set's main score is its
+    /// first metric; an instruction set's is p-MRR (as MTEB's FollowIR tasks), with each
+    /// mode's metrics beside it (`og`, `changed`, `reversed`) and WISE and SICR.
+    pub fn to_mteb(&self, task: &MtebTask) -> serde_json::Value {
+        let mteb_name = |name: &str| -> String {
+            match name.split_once('@') {
+                Some(("p", k)) => format!("precision_at_{k}"),
+                Some((metric, k)) => format!("{metric}_at_{k}"),
+                None => name.to_string(),
+            }
+        };
+        let means = |m: &BTreeMap<String, Values>| -> serde_json::Map<String, serde_json::Value> {
+            self.metrics
+                .iter()
+                .filter_map(|n| {
+                    m.get(n)
+                        .map(|v| (mteb_name(n), crate::metrics::json_number(v.mean)))
+                })
+                .collect()
+        };
+        let first = self
+            .metrics
+            .first()
+            .map(|m| mteb_name(m))
+            .unwrap_or_default();
+        let mut scores = serde_json::Map::new();
+        let instructed = self.modes.len() > 1 || !self.following.is_empty();
+        let og = self.modes.get("og").or_else(|| self.modes.get("run"));
+        if instructed {
+            for (mode, values) in &self.modes {
+                scores.insert(mode.clone(), means(values).into());
+            }
+            for (key, name) in [
+                ("p-mrr", "p-MRR"),
+                ("wise", "wise"),
+                ("sicr", "sicr"),
+                ("instfol", "instfol"),
+            ] {
+                if let Some(v) = self.following.get(key) {
+                    scores.insert(name.to_string(), crate::metrics::json_number(v.mean));
+                }
+            }
+        } else if let Some(og) = og {
+            scores = means(og);
+        }
+        let main = match (instructed, scores.get("p-MRR")) {
+            (true, Some(p)) => p.clone(),
+            _ => og.map_or(serde_json::Value::Null, |o| {
+                means(o)
+                    .get(&first)
+                    .cloned()
+                    .unwrap_or(serde_json::Value::Null)
+            }),
+        };
+        scores.insert("main_score".into(), main);
+        scores.insert("hf_subset".into(), "default".into());
+        scores.insert("languages".into(), serde_json::json!(["eng-Latn"]));
+        serde_json::json!({
+            "dataset_revision": task.revision,
+            "task_name": task.name,
+            "mteb_version": null,
+            "scores": { task.split.clone(): [scores] },
+            "evaluation_time": task.seconds,
+            "kg_co2_emissions": null,
+        })
+    }
+}
+
 fn mode_values(names: &[String], eval: &crate::metrics::Evaluation) -> BTreeMap<String, Values> {
     names
         .iter()
