@@ -281,6 +281,19 @@ pub struct IndexHeader {
 }
 
 impl IndexHeader {
+    /// Fails with [`EngineError::ModelMismatch`] (naming `path`, the index file) unless the
+    /// index was made by `model`.
+    pub fn check_model(&self, path: &Path, model: &str) -> Result<()> {
+        if self.model != model {
+            return Err(EngineError::ModelMismatch {
+                path: path.to_path_buf(),
+                index_model: self.model.clone(),
+                current_model: model.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// The header of a whole-corpus index.
     pub fn new(model: &str, dim: usize, ids: Vec<String>) -> Self {
         IndexHeader {
@@ -518,14 +531,7 @@ impl<R: Read> IndexReader<R> {
 
     /// Fails with [`EngineError::ModelMismatch`] unless the index was made by `model`.
     pub fn check_model(&self, model: &str) -> Result<()> {
-        if self.header.model != model {
-            return Err(EngineError::ModelMismatch {
-                path: self.path.clone(),
-                index_model: self.header.model.clone(),
-                current_model: model.to_string(),
-            });
-        }
-        Ok(())
+        self.header.check_model(&self.path, model)
     }
 
     /// Reads the next block of at most `rows` rows: `(first_row, values)`, or None at the end.

@@ -220,3 +220,29 @@ fn broken_published_files_are_refused_naming_the_file_and_row() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ifir_instructions_become_queries_with_their_level_and_relevant_candidates() {
+    let set = EvalSet::load(&fixture("ifir/fiqa")).unwrap();
+    check_corpus(&set);
+    let ids: Vec<&str> = set.queries.iter().map(|q| q.id.as_str()).collect();
+    assert_eq!(ids, ["0-0", "0-1", "1-0"]);
+    let q = &set.queries[1];
+    assert_eq!(q.text, "how to keep a sourdough starter alive");
+    assert_eq!(
+        q.instruction_og,
+        "I want to hear from other home bakers, not from recipes."
+    );
+    assert_eq!(q.constraint.as_deref(), Some("level 2"));
+    let og = &set.qrels[&Mode::Og];
+    assert_eq!(
+        og["0-1"],
+        BTreeMap::from([("d1".into(), 0.0), ("d2".into(), 1.0), ("d5".into(), 0.0)])
+    );
+    assert_eq!(
+        og["1-0"],
+        BTreeMap::from([("d3".into(), 0.0), ("d4".into(), 1.0)])
+    );
+    let mut level3 = set.clone();
+    assert_eq!(level3.keep_constraint("level 3"), 1);
+}

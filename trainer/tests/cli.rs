@@ -1,7 +1,7 @@
 //! End-to-end tests of the `trainer` binary: embed (against sentence-transformers on texts the
 //! engine's parity test never sees), search with a persistent index, the demo, and bad input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::common::{s, trainer};
 
@@ -324,6 +324,36 @@ fn embed_and_search_refuse_what_would_be_silently_wrong() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `trainer index` of `corpus` into `output`, one shard (`I/N`) or the whole corpus.
+fn index(corpus: &Path, output: &Path, shard: Option<&str>) -> std::process::Output {
+    let mut args = vec!["index", "--corpus", s(corpus), "--output", s(output)];
+    args.extend(shard.map(|part| ["--shard", part]).into_iter().flatten());
+    trainer(&args)
+}
+
+/// `trainer index-merge` of `shards` into `output`.
+fn merge(output: &Path, shards: &[&PathBuf]) -> std::process::Output {
+    let mut args = vec!["index-merge", "--output", s(output)];
+    args.extend(shards.iter().map(|p| s(p)));
+    trainer(&args)
+}
+
+/// The run succeeded; its stderr.
+fn succeeded(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
+/// The run failed, saying `expected`.
+fn refused(out: &std::process::Output, expected: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains(expected),
+        "{expected}: {err}"
+    );
+}
+
 #[test]
 fn shards_indexed_by_separate_processes_merge_into_the_single_process_index() {
     let dir = tmp("shards");
@@ -333,12 +363,7 @@ fn shards_indexed_by_separate_processes_merge_into_the_single_process_index() {
         .collect();
     std::fs::write(&corpus, lines.join("\n")).unwrap();
     let whole = dir.join("whole.ifidx");
-    let out = trainer(&["index", "--corpus", s(&corpus), "--output", s(&whole)]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&index(&corpus, &whole, None));
     // Three processes at once, one per part.
     let parts: Vec<PathBuf> = (0..3)
         .map(|i| dir.join(format!("part-{i}.ifidx")))
@@ -347,41 +372,15 @@ fn shards_indexed_by_separate_processes_merge_into_the_single_process_index() {
         .iter()
         .enumerate()
         .map(|(i, part)| {
-            let corpus = corpus.clone();
-            let part = part.clone();
-            std::thread::spawn(move || {
-                let shard = format!("{i}/3");
-                trainer(&[
-                    "index",
-                    "--corpus",
-                    s(&corpus),
-                    "--output",
-                    s(&part),
-                    "--shard",
-                    &shard,
-                ])
-            })
+            let (corpus, part) = (corpus.clone(), part.clone());
+            std::thread::spawn(move || index(&corpus, &part, Some(&format!("{i}/3"))))
         })
         .collect();
     for r in running {
-        let out = r.join().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(String::from_utf8_lossy(&out.stderr).contains("of 7 passages"));
+        assert!(succeeded(&r.join().unwrap()).contains("of 7 passages"));
     }
     let merged = dir.join("merged.ifidx");
-    let shuffled = [&parts[2], &parts[0], &parts[1]].map(|p| s(p).to_string());
-    let mut args = vec!["index-merge", "--output", s(&merged)];
-    args.extend(shuffled.iter().map(|p| p.as_str()));
-    let out = trainer(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&merge(&merged, &[&parts[2], &parts[0], &parts[1]]));
     assert_eq!(
         std::fs::read(&merged).unwrap(),
         std::fs::read(&whole).unwrap(),
@@ -389,66 +388,26 @@ fn shards_indexed_by_separate_processes_merge_into_the_single_process_index() {
     );
 
     // A part missing, a part twice, a whole index among the shards: refused, nothing written.
-    let refused = dir.join("refused.ifidx");
-    for (shards, expected) in [
-        (vec![&parts[0], &parts[2]], "shard 1/3 missing"),
-        (
-            vec![&parts[0], &parts[1], &parts[1], &parts[2]],
-            "given twice",
-        ),
-        (vec![&parts[0], &whole], "not a shard"),
-    ] {
-        let mut args = vec!["index-merge", "--output", s(&refused)];
-        args.extend(shards.iter().map(|p| s(p)));
-        let out = trainer(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains(expected),
-            "{expected}: {err}"
-        );
-        assert!(!refused.exists());
-    }
+    let nothing = dir.join("refused.ifidx");
+    refused(
+        &merge(&nothing, &[&parts[0], &parts[2]]),
+        "shard 1/3 missing",
+    );
+    refused(
+        &merge(&nothing, &[&parts[0], &parts[1], &parts[1], &parts[2]]),
+        "given twice",
+    );
+    refused(&merge(&nothing, &[&parts[0], &whole]), "not a shard");
     // A shard cut from another version of the corpus.
     std::fs::write(&corpus, lines[..6].join("\n")).unwrap();
     let other = dir.join("other-0.ifidx");
-    let out = trainer(&[
-        "index",
-        "--corpus",
-        s(&corpus),
-        "--output",
-        s(&other),
-        "--shard",
-        "0/3",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(&index(&corpus, &other, Some("0/3")));
+    refused(
+        &merge(&nothing, &[&other, &parts[1], &parts[2]]),
+        "another cut or another corpus",
     );
-    let out = trainer(&[
-        "index-merge",
-        "--output",
-        s(&refused),
-        s(&other),
-        s(&parts[1]),
-        s(&parts[2]),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("another cut or another corpus"),
-        "{err}"
-    );
+    assert!(!nothing.exists());
     // A part outside the count.
-    let out = trainer(&[
-        "index",
-        "--corpus",
-        s(&corpus),
-        "--output",
-        s(&other),
-        "--shard",
-        "3/3",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("--shard"), "{err}");
+    refused(&index(&corpus, &other, Some("3/3")), "--shard");
     std::fs::remove_dir_all(&dir).unwrap();
 }

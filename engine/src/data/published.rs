@@ -17,6 +17,8 @@
 //!   `<topic>-og` and `<topic>-changed`, whose instructions are the `instruction` config
 //!   `{query-id, instruction}`; qrels and `top_ranked` `{query-id, corpus-ids}` use those ids.
 //!   They are folded back into one query per topic with og and changed instructions.
+//! - IFIR (`songtingyu/IFIR`, one domain's folder): `<domain>-corpus.jsonl` and
+//!   `test_data.json`, each instruction a query (see [`load_ifir`]).
 //! - InF-IR training tuples (`aarontrinh02/ms_marco_synthetic_data`): Parquet rows with the
 //!   fields of formats.md §3, turned into JSON lines ([`parquet_to_jsonl`]).
 //!
@@ -257,7 +259,8 @@ fn qrels_from_rows(rows: Vec<Row>) -> Result<Qrels> {
 /// Whether `dir` holds a published layout rather than the project's own (formats.md §1).
 pub fn is_published(dir: &Path) -> bool {
     !dir.join("qrels/og.tsv").is_file()
-        && (dir.join("corpus").is_dir()
+        && (dir.join("test_data.json").is_file()
+            || dir.join("corpus").is_dir()
             || dir.join("qrels").is_dir()
             || dir.join("qrels_og").is_dir()
             || dir.join("corpus.parquet").is_file())
@@ -266,6 +269,9 @@ pub fn is_published(dir: &Path) -> bool {
 /// Reads an evaluation set from a published layout (see the module doc); `split` picks the
 /// qrels split (default `test`, or the only one).
 pub fn load_set(dir: &Path, split: Option<&str>) -> Result<EvalSet> {
+    if dir.join("test_data.json").is_file() {
+        return load_ifir(dir);
+    }
     let corpus = read_corpus(dir, split)?;
     let queries_rows = config_rows(dir, "queries", split)?.ok_or_else(|| {
         EngineError::data(
@@ -313,6 +319,97 @@ pub fn load_set(dir: &Path, split: Option<&str>) -> Result<EvalSet> {
     let path = |name: &str| dir.join(name);
     check_unique_ids(queries.iter().map(|q| q.id.as_str()), &path("queries"))?;
     EvalSet::from_parts(dir, corpus, queries, qrels, pools)
+}
+
+/// IFIR (one domain's folder, e.g. `fiqa/`): `<domain>-corpus.jsonl` and `test_data.json`, a
+/// list of queries, each with its candidate passages (`corpus`, `{_id}` objects) and
+/// instructions of three levels whose relevant passages are indices into that list (`rel`).
+/// Each instruction becomes a query `I-J` (query I, instruction J) with the instruction as
+/// `instruction_og` and the level as its constraint label (`level 2`); its `rel` passages are
+/// relevant, the query's other candidates judged not. IFIR ranks the whole corpus and joins
+/// `query + " " + instruction`: evaluate with `--template query-first` to match.
+fn load_ifir(dir: &Path) -> Result<EvalSet> {
+    let corpus_file = std::fs::read_dir(dir)
+        .map_err(|e| EngineError::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with("-corpus.jsonl"))
+        })
+        .ok_or_else(|| EngineError::data(dir, 0, "IFIR folder without a <domain>-corpus.jsonl"))?;
+    // IFIR's loader skips passages with an empty text; so does this one.
+    let corpus: Vec<Passage> = read_rows(&corpus_file)?
+        .iter()
+        .map(|row| {
+            Ok(Passage {
+                id: row.text(&["_id"])?,
+                title: row.optional_text(&["title"])?.unwrap_or_default(),
+                text: row.text(&["text"])?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .filter(|p| !p.text.is_empty())
+        .collect();
+    check_unique_ids(corpus.iter().map(|p| p.id.as_str()), &corpus_file)?;
+    let path = dir.join("test_data.json");
+    let items: Vec<IfirItem> = serde_json::from_str(&read_text(&path)?)
+        .map_err(|e| EngineError::data(&path, e.line(), super::json_problem(&e)))?;
+    let mut queries = Vec::new();
+    let mut og = Qrels::new();
+    for (i, item) in items.iter().enumerate() {
+        let pool: Vec<&str> = item.corpus.iter().map(|c| c.id.as_str()).collect();
+        for (j, inst) in item.instructions.iter().enumerate() {
+            let id = format!("{i}-{j}");
+            let mut judged: BTreeMap<String, f64> =
+                pool.iter().map(|d| (d.to_string(), 0.0)).collect();
+            for &r in &inst.rel {
+                let doc = pool.get(r).ok_or_else(|| {
+                    EngineError::data(
+                        &path,
+                        0,
+                        format!(
+                            "query {i}, instruction {j}: rel index {r} is past its {} candidates",
+                            pool.len()
+                        ),
+                    )
+                })?;
+                judged.insert(doc.to_string(), 1.0);
+            }
+            og.insert(id.clone(), judged);
+            queries.push(Query {
+                id,
+                text: item.text.clone(),
+                instruction_og: inst.instruction.clone(),
+                instruction_changed: None,
+                instruction_reversed: None,
+                constraint: Some(format!("level {}", inst.level)),
+            });
+        }
+    }
+    EvalSet::from_parts(dir, corpus, queries, BTreeMap::from([(Mode::Og, og)]), None)
+}
+
+/// One query of IFIR's `test_data.json`.
+#[derive(serde::Deserialize)]
+struct IfirItem {
+    text: String,
+    corpus: Vec<IfirCandidate>,
+    instructions: Vec<IfirInstruction>,
+}
+
+#[derive(serde::Deserialize)]
+struct IfirCandidate {
+    #[serde(rename = "_id")]
+    id: String,
+}
+
+#[derive(serde::Deserialize)]
+struct IfirInstruction {
+    instruction: String,
+    level: u32,
+    rel: Vec<usize>,
 }
 
 fn read_corpus(dir: &Path, split: Option<&str>) -> Result<Vec<Passage>> {

@@ -50,14 +50,7 @@ impl MappedIndex {
 
     /// Fails with [`EngineError::ModelMismatch`] unless the index was made by `model`.
     pub fn check_model(&self, model: &str) -> Result<()> {
-        if self.header.model != model {
-            return Err(EngineError::ModelMismatch {
-                path: self.path.clone(),
-                index_model: self.header.model.clone(),
-                current_model: model.to_string(),
-            });
-        }
-        Ok(())
+        self.header.check_model(&self.path, model)
     }
 
     /// Every row, row-major: the mapped bytes themselves when aligned on a little-endian

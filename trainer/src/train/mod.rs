@@ -636,7 +636,7 @@ impl Batches {
     }
 }
 
-pub(crate) fn scalar(t: Tensor<1>) -> anyhow::Result<f64> {
+fn scalar(t: Tensor<1>) -> anyhow::Result<f64> {
     let v: Vec<f32> = t
         .into_data()
         .convert::<f32>()
@@ -686,22 +686,11 @@ fn grad_cache_step(
     let passage_parts: Vec<Tensor<2>> = ranges(layout.passages.len())
         .map(|r| frozen.embed_passages(texts, layout, r))
         .collect::<anyhow::Result<_>>()?;
-    let pairs = Tensor::cat(pair_parts, 0).autodiff().require_grad();
-    let passages = Tensor::cat(passage_parts, 0).autodiff().require_grad();
-    let value = loss
-        .forward(pairs.clone().matmul(passages.clone().transpose()), layout)
-        .div_scalar(accumulation as f64);
-    let v = scalar(value.clone())?;
-    if !v.is_finite() {
-        return Ok((v * accumulation as f64, GradientsParams::new()));
-    }
-    let g = value.backward();
-    let d_pairs = pairs
-        .grad(&g)
-        .context("no gradient for the pair embeddings")?;
-    let d_passages = passages
-        .grad(&g)
-        .context("no gradient for the passage embeddings")?;
+    let (v, gradients) =
+        embedding_gradients(pair_parts, passage_parts, layout, loss, accumulation)?;
+    let Some((d_pairs, d_passages)) = gradients else {
+        return Ok((v, GradientsParams::new()));
+    };
     let mut accumulator = GradientsAccumulator::<TrainModel>::new();
     for r in ranges(layout.pairs.len()) {
         let e = model.embed_pairs(texts, layout, r.clone())?;
@@ -719,7 +708,38 @@ fn grad_cache_step(
             GradientsParams::from_grads(surrogate.backward(), model),
         );
     }
-    Ok((v * accumulation as f64, accumulator.grads()))
+    Ok((v, accumulator.grads()))
+}
+
+/// The loss of a micro-batch from all its embeddings (row blocks held without a graph, in
+/// order) and the loss's
+/// gradient with respect to them: GradCache's first half, and the data-parallel step's work on
+/// the gathered embeddings. The loss is the micro-batch's own (not divided by the
+/// accumulation); no gradient when it is not finite.
+pub(crate) fn embedding_gradients(
+    pairs: Vec<Tensor<2>>,
+    passages: Vec<Tensor<2>>,
+    layout: &BatchLayout,
+    loss: &Loss,
+    accumulation: usize,
+) -> anyhow::Result<(f64, Option<(Tensor<2>, Tensor<2>)>)> {
+    let pairs = Tensor::cat(pairs, 0).autodiff().require_grad();
+    let passages = Tensor::cat(passages, 0).autodiff().require_grad();
+    let value = loss
+        .forward(pairs.clone().matmul(passages.clone().transpose()), layout)
+        .div_scalar(accumulation as f64);
+    let v = scalar(value.clone())? * accumulation as f64;
+    if !v.is_finite() {
+        return Ok((v, None));
+    }
+    let g = value.backward();
+    let d_pairs = pairs
+        .grad(&g)
+        .context("no gradient for the pair embeddings")?;
+    let d_passages = passages
+        .grad(&g)
+        .context("no gradient for the passage embeddings")?;
+    Ok((v, Some((d_pairs, d_passages))))
 }
 
 /// Scales all gradients together so their global L2 norm is at most `max_norm` (PyTorch's

@@ -26,8 +26,8 @@ use burn::tensor::Tensor;
 use engine::training::{BatchLayout, Loss};
 use engine::Device;
 
+use super::embedding_gradients;
 use super::model::{Texts, TrainModel};
-use super::scalar;
 
 /// Rows `r` of `n` near-equal contiguous shares of `len` rows.
 fn share(len: usize, r: usize, n: usize) -> Range<usize> {
@@ -98,23 +98,12 @@ pub fn data_parallel_step(
             to_replica.iter().for_each(|s| drop(s.send(None)));
             return Err(e);
         }
-        let pairs = Tensor::cat(pair_parts, 0).autodiff().require_grad();
-        let passages = Tensor::cat(passage_parts, 0).autodiff().require_grad();
-        let value = loss
-            .forward(pairs.clone().matmul(passages.clone().transpose()), layout)
-            .div_scalar(accumulation as f64);
-        let v = scalar(value.clone())?;
-        if !v.is_finite() {
+        let (v, gradients) =
+            embedding_gradients(pair_parts, passage_parts, layout, loss, accumulation)?;
+        let Some((d_pairs, d_passages)) = gradients else {
             to_replica.iter().for_each(|s| drop(s.send(None)));
-            return Ok((v * accumulation as f64, GradientsParams::new()));
-        }
-        let g = value.backward();
-        let d_pairs = pairs
-            .grad(&g)
-            .context("no gradient for the pair embeddings")?;
-        let d_passages = passages
-            .grad(&g)
-            .context("no gradient for the passage embeddings")?;
+            return Ok((v, GradientsParams::new()));
+        };
         // The scatter: each replica gets the gradient of its own rows, on its device.
         for (r, (send, device)) in to_replica.iter().zip(devices).enumerate() {
             let rows = |d: &Tensor<2>, range: Range<usize>| {
@@ -140,7 +129,7 @@ pub fn data_parallel_step(
                 sum.accumulate(model, grads.to_device(main, model));
             }
         }
-        Ok((v * accumulation as f64, sum.grads()))
+        Ok((v, sum.grads()))
     })
 }
 
