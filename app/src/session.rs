@@ -11,9 +11,37 @@ use engine::{Embeddings, Encoder};
 
 use crate::state::Ranking;
 
-/// Passages encoded per step before the page gets the thread back: small enough that the UI
-/// stays responsive on the CPU backend (one step is a few hundred ms on a laptop).
+/// Most passages encoded in one step (one batch) before the page gets the thread back.
 pub const PASSAGES_PER_STEP: usize = 4;
+
+/// The size of one step, in characters of its padded batch (passages x the longest of them):
+/// with the encoder pausing after every layer, a layer of such a batch is about 60 ms of
+/// single-threaded wasm, under the 100 ms a page may hold the thread without stuttering. A
+/// longer passage goes alone.
+pub const CHARS_PER_STEP: usize = 1600;
+
+/// The corpus cut into steps, in corpus order: at most [`PASSAGES_PER_STEP`] passages, and
+/// their count times the longest's length at most [`CHARS_PER_STEP`] (a batch pads every
+/// passage to its longest).
+pub fn steps(texts: &[String]) -> Vec<std::ops::Range<usize>> {
+    let mut steps = Vec::new();
+    let (mut start, mut longest) = (0, 0);
+    for (i, text) in texts.iter().enumerate() {
+        let chars = text.chars().count();
+        let grown = longest.max(chars);
+        if i > start && ((i - start + 1) * grown > CHARS_PER_STEP || i - start == PASSAGES_PER_STEP)
+        {
+            steps.push(start..i);
+            (start, longest) = (i, chars);
+        } else {
+            longest = grown;
+        }
+    }
+    if start < texts.len() {
+        steps.push(start..texts.len());
+    }
+    steps
+}
 
 /// An encoder with a corpus.
 pub struct Session {
@@ -26,7 +54,7 @@ pub struct Session {
 }
 
 impl Session {
-    /// Encodes `corpus` in steps of [`PASSAGES_PER_STEP`], awaiting `yield_now()` between steps
+    /// Encodes `corpus` in [`steps`], awaiting `yield_now()` between steps
     /// and reporting `progress(done, total)`.
     pub async fn new<F, Fut>(
         encoder: Rc<Encoder>,
@@ -40,14 +68,11 @@ impl Session {
     {
         let texts: Vec<String> = corpus.iter().map(|p| p.encoder_text()).collect();
         let mut data = Vec::with_capacity(texts.len() * encoder.dim());
-        for (i, chunk) in texts.chunks(PASSAGES_PER_STEP).enumerate() {
-            let refs: Vec<&str> = chunk.iter().map(|s| s.as_str()).collect();
+        for step in steps(&texts) {
+            let refs: Vec<&str> = texts[step.clone()].iter().map(|s| s.as_str()).collect();
             let e = encoder.encode_async(&refs, &mut |_, _| {}).await?;
             data.extend(e.data);
-            progress(
-                (i * PASSAGES_PER_STEP + chunk.len()).min(texts.len()),
-                texts.len(),
-            );
+            progress(step.end, texts.len());
             yield_now().await;
         }
         let mut passages = Embeddings {
@@ -96,5 +121,28 @@ impl Session {
             .into_iter()
             .map(|hits| hits.into_iter().map(|h| (h.index, h.score)).collect())
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_cover_the_corpus_in_order_within_both_limits() {
+        let texts: Vec<String> = [
+            300, 300, 300, 300, 300, 1500, 100, 2000, 350, 350, 350, 350, 350,
+        ]
+        .iter()
+        .map(|&n| "x".repeat(n))
+        .collect();
+        let got = steps(&texts);
+        assert_eq!(got, vec![0..4, 4..5, 5..6, 6..7, 7..8, 8..12, 12..13]);
+        for r in &got {
+            let longest = texts[r.clone()].iter().map(|t| t.len()).max().unwrap();
+            assert!(r.len() <= PASSAGES_PER_STEP);
+            assert!(r.len() == 1 || r.len() * longest <= CHARS_PER_STEP, "{r:?}");
+        }
+        assert!(steps(&[]).is_empty());
     }
 }

@@ -3,7 +3,7 @@
 //! signals and the browser.
 //!
 //! Work that takes long (downloading, encoding a corpus) runs as async tasks that yield to the
-//! event loop between small steps (see [`crate::session::PASSAGES_PER_STEP`]) rather than in a
+//! event loop between small steps (see [`crate::session::steps`]) rather than in a
 //! Web Worker: a worker would need its own copy of the wasm module and of the model in memory,
 //! and WebGPU buffers cannot be shared between the two; short steps keep input and painting
 //! responsive on both backends.
@@ -318,7 +318,11 @@ async fn start_backend(p: Page) {
         Err(e) => return fail(p, e),
     };
     let encoder = match Encoder::from_files(&files, &device) {
-        Ok(e) => Rc::new(e),
+        Ok(mut e) => {
+            // One layer of one batch per task: typing stays answered while the corpus encodes.
+            e.pause_between_layers(std::sync::Arc::new(|| Box::pin(web::yield_now())));
+            Rc::new(e)
+        }
         Err(e) => return fail(p, e),
     };
     p.status.set(Status::WarmingUp);

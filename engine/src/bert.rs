@@ -68,6 +68,13 @@ impl BertModel {
     /// Runs the encoder. `ids` and `mask` are `[batch, seq]` (mask 1 for real tokens, 0 for
     /// padding); returns the last hidden states `[batch, seq, hidden]`.
     pub fn forward(&self, ids: Tensor<2, Int>, mask: Tensor<2>) -> Tensor<3> {
+        self.start(ids, mask).finish()
+    }
+
+    /// The forward pass one stage at a time, for a caller that gives the thread back between
+    /// stages (the page, so that no task runs long): the embeddings now, then one layer per
+    /// [`Forward::step`].
+    pub fn start(&self, ids: Tensor<2, Int>, mask: Tensor<2>) -> Forward<'_> {
         let [batch, seq] = ids.dims();
         let device = ids.device();
         let positions: Vec<i64> = (0..seq as i64).collect();
@@ -77,13 +84,47 @@ impl BertModel {
         let types = Tensor::<2, Int>::zeros([batch, seq], &device);
         let e = &self.embeddings;
         let x = e.word.forward(ids) + e.position.forward(positions) + e.token_type.forward(types);
-        let mut x = e.norm.forward(x);
         // [batch, 1, 1, seq]: broadcast over heads and query positions.
         let bias = mask_bias(mask).reshape([batch, 1, 1, seq]);
-        for layer in &self.layers {
-            x = layer.forward(x, bias.clone(), self.config.hidden_act);
+        Forward {
+            model: self,
+            x: Some(e.norm.forward(x)),
+            bias,
+            next: 0,
         }
-        x
+    }
+}
+
+/// A forward pass in progress ([`BertModel::start`]).
+pub struct Forward<'a> {
+    model: &'a BertModel,
+    /// The hidden states so far (taken by each layer: a uniquely held tensor lets the CPU
+    /// backend work in place).
+    x: Option<Tensor<3>>,
+    bias: Tensor<4>,
+    next: usize,
+}
+
+impl Forward<'_> {
+    /// Runs the next layer; false once every layer has run.
+    pub fn step(&mut self) -> bool {
+        let Some(layer) = self.model.layers.get(self.next) else {
+            return false;
+        };
+        let act = self.model.config.hidden_act;
+        if let Some(x) = self.x.take() {
+            self.x = Some(layer.forward(x, self.bias.clone(), act));
+        }
+        self.next += 1;
+        true
+    }
+
+    /// The last hidden states `[batch, seq, hidden]` (after every remaining layer).
+    pub fn finish(mut self) -> Tensor<3> {
+        while self.step() {}
+        self.x
+            .take()
+            .expect("a forward pass holds its hidden states until it finishes")
     }
 }
 

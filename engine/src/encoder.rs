@@ -2,7 +2,10 @@
 //! for every backend. Synchronous methods serve native callers; `*_async` methods serve the
 //! browser, where WebGPU can only be read back asynchronously.
 
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use burn::tensor::{Device, Tensor, TensorData};
 
@@ -97,6 +100,10 @@ pub fn l2_normalize(v: &mut [f32]) {
     }
 }
 
+/// How an encoder gives the thread back between the stages of a forward pass (the page's
+/// `yield_now`): a function returning the future to await.
+pub type Pause = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync>;
+
 /// A loaded sentence encoder: tokenizer, transformer, pooling, normalisation, and how an
 /// instruction meets a query ([`Interaction`]).
 pub struct Encoder {
@@ -108,6 +115,9 @@ pub struct Encoder {
     interaction: Interaction,
     /// Texts per forward pass.
     pub batch_size: usize,
+    /// Awaited after the embeddings and after each layer of every forward pass of the async
+    /// methods, when set ([`Encoder::pause_between_layers`]).
+    pause: Option<Pause>,
 }
 
 impl std::fmt::Debug for Encoder {
@@ -149,7 +159,22 @@ impl Encoder {
             fingerprint: files.fingerprint(),
             interaction,
             batch_size: DEFAULT_BATCH_SIZE,
+            pause: None,
         })
+    }
+
+    /// Gives the thread back (awaits `pause()`) after the embeddings and after each layer of
+    /// every forward pass of the `*_async` methods, so that no single task runs a whole pass:
+    /// on a single-threaded CPU backend (the page's wasm) a pass over a batch of passages is
+    /// hundreds of milliseconds, one layer a sixth of it.
+    pub fn pause_between_layers(&mut self, pause: Pause) {
+        self.pause = Some(pause);
+    }
+
+    async fn pause(&self) {
+        if let Some(pause) = &self.pause {
+            pause().await;
+        }
     }
 
     /// Width of the embeddings.
@@ -231,7 +256,13 @@ impl Encoder {
         let mut done = 0;
         for rows in &plan.batches {
             let batch = plan.batch(rows, self.config.bert.pad_token_id);
-            let pooled = forward_pooled(&self.model, &batch, self.config.pooling, &self.device);
+            let (ids, mask) = batch.tensors(&self.device);
+            let mut pass = self.model.start(ids, mask);
+            self.pause().await;
+            while pass.step() {
+                self.pause().await;
+            }
+            let pooled = pool(pass.finish(), &batch, self.config.pooling, &self.device);
             let values = self.read_back(pooled).await?;
             out.set_rows(rows, &values, self.config.normalize);
             done += rows.len();

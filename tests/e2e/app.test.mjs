@@ -1,6 +1,7 @@
 // End-to-end test of the web demo in Debian's headless Chromium (run by `cargo xtask e2e`):
 //   node app.test.mjs URL NATIVE_JSON ARTIFACTS_DIR
-// 1. loads the page and waits for `ready`;
+// 1. loads the page and waits for `ready`; no task over 100 ms (PerformanceObserver long tasks)
+//    while a query is typed a key at a time (those while the corpus encodes are reported);
 // 2. for each case, types query / instruction / reversed instruction and checks that the top-5
 //    of each column equals the native engine's ranking (trainer search, CPU);
 // 3. toggles a judgment and checks that a metric changes;
@@ -44,6 +45,22 @@ const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const browser = await chromium.launch({ executablePath, args: [...baseArgs, '--disable-gpu'] });
 let gpuBrowser = null;
 const context = await browser.newContext({ viewport: { width: 1500, height: 1100 } });
+// Long tasks (PerformanceObserver): every task that held the main thread over 50 ms.
+await context.addInitScript(() => {
+  window.__longtasks = [];
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longtasks.push({ start: e.startTime, ms: e.duration });
+    }).observe({ type: 'longtask', buffered: true });
+  } catch (e) { /* no long-task timing in this browser */ }
+  // When the status first read "encoding corpus ..." and then "ready", on the page's clock.
+  window.__status = {};
+  new MutationObserver(() => {
+    const s = document.querySelector('[data-testid=model-status]')?.textContent ?? '';
+    const key = s.startsWith('encoding corpus') ? 'encoding' : s;
+    if (!(key in window.__status)) window.__status[key] = performance.now();
+  }).observe(document, { subtree: true, childList: true, characterData: true });
+});
 const page = await context.newPage();
 let dialogs = 0;
 page.on('dialog', (d) => { dialogs++; d.dismiss().catch(() => {}); });
@@ -69,9 +86,32 @@ const sameColumns = (a, b) => ['query', 'instructed', 'reversed'].every((c) => s
 try {
   const t0 = Date.now();
   await page.goto(url);
+  await page.waitForFunction(() => /^encoding corpus/.test(
+    document.querySelector('[data-testid=model-status]')?.textContent ?? ''), null, { timeout: 900_000, polling: 20 });
   await waitReady();
+  const { encoding: encodingFrom, ready: encodingTo } = await page.evaluate(() => window.__status);
   const coldMs = Date.now() - t0;
   check('page reaches ready', true, `${coldMs} ms from navigation (cold cache)`);
+  // Typing: a query a key at a time (each key re-ranks), then ready again.
+  const typingFrom = await page.evaluate(() => performance.now());
+  await page.getByTestId('query').fill('');
+  await page.getByTestId('query').pressSequentially('beginner python tutorial', { delay: 40 });
+  await page.waitForTimeout(300);
+  await waitReady();
+  const typingTo = await page.evaluate(() => performance.now());
+  const longTasks = await page.evaluate(() => window.__longtasks);
+  const within = (from, to) => longTasks.filter((t) => t.start >= from && t.start <= to).map((t) => Math.round(t.ms));
+  const whileEncoding = within(encodingFrom, encodingTo);
+  const whileTyping = within(typingFrom, typingTo);
+  const afterReady = within(encodingTo, encodingTo + 2000);
+  summary.long_tasks = { encoding: whileEncoding, typing: whileTyping, first_two_seconds_ready: afterReady,
+    encoding_ms: Math.round(encodingTo - encodingFrom), typing_ms: Math.round(typingTo - typingFrom) };
+  // Reported, not asserted yet: one task of about 300 ms near the end of the encoding remains
+  // (BENCHMARKS.md); every per-layer step is under 100 ms.
+  console.log(`info long tasks while the corpus encodes: ${whileEncoding.length} over 50 ms in ${Math.round(encodingTo - encodingFrom)} ms, `
+    + `${whileEncoding.filter((ms) => ms >= 100).length} over 100 ms (${whileEncoding.filter((ms) => ms >= 100).join(', ')})`);
+  check('no task over 100 ms while typing', Math.max(0, ...whileTyping) < 100,
+    `${whileTyping.length} tasks over 50 ms in ${Math.round(typingTo - typingFrom)} ms, longest ${Math.max(0, ...whileTyping)} ms`);
   check('backend is shown', ['cpu', 'webgpu'].includes(await page.getByTestId('backend').textContent()),
     await page.getByTestId('backend').textContent());
   await page.screenshot({ path: path.join(outDir, '01-ready.png'), fullPage: true });
