@@ -78,26 +78,13 @@ pub fn data_parallel_step(
             to_replica.push(send_gradient);
             from_replica.push(embedded);
         }
-        // The gather: every replica's rows, detached, on the first device.
-        let mut pair_parts = Vec::with_capacity(n);
-        let mut passage_parts = Vec::with_capacity(n);
-        let mut failure = None;
-        for embedded in &from_replica {
-            match embedded
-                .recv()
-                .context("a replica stopped before embedding")?
-            {
-                Ok(e) => {
-                    pair_parts.push(e.pairs.to_device(main));
-                    passage_parts.push(e.passages.to_device(main));
-                }
-                Err(e) => failure = Some(e),
+        let (pair_parts, passage_parts) = match gather(&from_replica, main) {
+            Ok(parts) => parts,
+            Err(e) => {
+                to_replica.iter().for_each(|s| drop(s.send(None)));
+                return Err(e);
             }
-        }
-        if let Some(e) = failure {
-            to_replica.iter().for_each(|s| drop(s.send(None)));
-            return Err(e);
-        }
+        };
         let (v, gradients) =
             embedding_gradients(pair_parts, passage_parts, layout, loss, accumulation)?;
         let Some((d_pairs, d_passages)) = gradients else {
@@ -131,6 +118,32 @@ pub fn data_parallel_step(
         }
         Ok((v, sum.grads()))
     })
+}
+
+/// The gather: every replica's rows (detached) on the first device, in replica order.
+fn gather(
+    from_replica: &[mpsc::Receiver<anyhow::Result<Embedded>>],
+    main: &Device,
+) -> anyhow::Result<(Vec<Tensor<2>>, Vec<Tensor<2>>)> {
+    let mut pair_parts = Vec::with_capacity(from_replica.len());
+    let mut passage_parts = Vec::with_capacity(from_replica.len());
+    let mut failure = None;
+    for embedded in from_replica {
+        match embedded
+            .recv()
+            .context("a replica stopped before embedding")?
+        {
+            Ok(e) => {
+                pair_parts.push(e.pairs.to_device(main));
+                passage_parts.push(e.passages.to_device(main));
+            }
+            Err(e) => failure = Some(e),
+        }
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok((pair_parts, passage_parts)),
+    }
 }
 
 /// One replica: embed its rows with a graph, hand detached copies over, wait for their
