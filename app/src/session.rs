@@ -2,6 +2,8 @@
 //! runs in the browser and natively (the e2e test compares the two); only how work yields to
 //! the page differs, so it is passed in.
 
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::path::Path;
 use std::rc::Rc;
@@ -43,6 +45,30 @@ pub fn steps(texts: &[String]) -> Vec<std::ops::Range<usize>> {
     steps
 }
 
+/// Query embeddings kept by a session: the page's three columns share the query, and a key
+/// typed in one box changes one text, so only texts not seen lately are encoded.
+const QUERY_CACHE: usize = 64;
+
+/// Embeddings of (instruction, query) pairs, the oldest forgotten first.
+#[derive(Default)]
+struct QueryCache {
+    rows: HashMap<(String, String), Vec<f32>>,
+    order: VecDeque<(String, String)>,
+}
+
+impl QueryCache {
+    fn insert(&mut self, key: (String, String), row: Vec<f32>) {
+        if self.rows.insert(key.clone(), row).is_none() {
+            self.order.push_back(key);
+        }
+        while self.order.len() > QUERY_CACHE {
+            if let Some(old) = self.order.pop_front() {
+                self.rows.remove(&old);
+            }
+        }
+    }
+}
+
 /// An encoder with a corpus.
 pub struct Session {
     /// The encoder (shared: the page keeps it to encode another corpus).
@@ -51,7 +77,11 @@ pub struct Session {
     pub corpus: Vec<Passage>,
     /// Their L2-normalised embeddings, in corpus order.
     pub passages: Embeddings,
+    queries: RefCell<QueryCache>,
 }
+
+/// What a ranking cost: the texts encoded for it (the others were known).
+pub type Encoded = usize;
 
 impl Session {
     /// Encodes `corpus` in [`steps`], awaiting `yield_now()` between steps
@@ -84,6 +114,7 @@ impl Session {
             encoder,
             corpus,
             passages,
+            queries: RefCell::default(),
         })
     }
 
@@ -97,6 +128,7 @@ impl Session {
             encoder,
             corpus,
             passages,
+            queries: RefCell::default(),
         })
     }
 
@@ -113,20 +145,108 @@ impl Session {
     }
 
     /// Ranks the whole corpus for each query under each instruction, `(instruction, query)`
-    /// pairs joined the encoder's way, best first (cosine; ties by corpus order).
-    pub async fn rank(&self, pairs: &[(&str, &str)]) -> engine::Result<Vec<Ranking>> {
-        let q = self.encoder.encode_queries_async(pairs).await?;
+    /// pairs joined the encoder's way, best first (cosine; ties by corpus order). Only pairs
+    /// not ranked lately are encoded (each once, in one batch); how many is returned too.
+    pub async fn rank(&self, pairs: &[(&str, &str)]) -> engine::Result<(Vec<Ranking>, Encoded)> {
+        let key = |(i, q): &(&str, &str)| (i.to_string(), q.to_string());
+        let mut missing: Vec<(&str, &str)> = Vec::new();
+        {
+            let known = self.queries.borrow();
+            for pair in pairs {
+                if !known.rows.contains_key(&key(pair)) && !missing.contains(pair) {
+                    missing.push(*pair);
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let fresh = self.encoder.encode_queries_async(&missing).await?;
+            let mut known = self.queries.borrow_mut();
+            for (pair, row) in missing.iter().zip(fresh.rows()) {
+                known.insert(key(pair), row.to_vec());
+            }
+        }
+        let known = self.queries.borrow();
+        let mut q = Embeddings::new(self.passages.dim);
+        for pair in pairs {
+            q.data.extend_from_slice(&known.rows[&key(pair)]);
+        }
+        Ok((self.search(&q), missing.len()))
+    }
+
+    /// Every passage ranked for each row of `q` (normalised query embeddings).
+    fn search(&self, q: &Embeddings) -> Vec<Ranking> {
         let everything = self.passages.len();
-        Ok(engine::retrieval::search(&self.passages, &q, everything)
+        engine::retrieval::search(&self.passages, q, everything)
             .into_iter()
             .map(|hits| hits.into_iter().map(|h| (h.index, h.score)).collect())
-            .collect())
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs a future that needs no waking (the CPU backend answers at once).
+    fn block_on<T>(work: impl Future<Output = T>) -> T {
+        let mut work = std::pin::pin!(work);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        loop {
+            if let std::task::Poll::Ready(v) = work.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
+    }
+
+    #[test]
+    fn only_texts_not_ranked_lately_are_encoded_and_rankings_do_not_change() {
+        let dir = std::env::var("IFIR_MODEL")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|_| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
+            });
+        if !dir.join("model.safetensors").is_file() {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED: no model at {}", dir.display());
+            return;
+        }
+        let encoder = Rc::new(Encoder::load(&dir, &engine::Device::flex()).unwrap());
+        let corpus: Vec<Passage> = [
+            "Sourdough needs a lively starter.",
+            "Electric cars and home chargers.",
+            "A forum thread about flat loaves.",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Passage {
+            id: format!("p{i}"),
+            title: String::new(),
+            text: t.to_string(),
+        })
+        .collect();
+        let session = block_on(Session::new(
+            encoder.clone(),
+            corpus,
+            |_, _| {},
+            || async {},
+        ))
+        .unwrap();
+        let q = "how to bake bread";
+        let (first, encoded) =
+            block_on(session.rank(&[("", q), ("Only forum posts.", q), ("", q)])).unwrap();
+        assert_eq!(encoded, 2, "the same pair twice is encoded once");
+        assert_eq!(first[0], first[2]);
+        // One box changed: one text encoded; the unchanged columns rank exactly as before.
+        let (second, encoded) =
+            block_on(session.rank(&[("", q), ("No forum posts.", q), ("", q)])).unwrap();
+        assert_eq!(encoded, 1);
+        assert_eq!(second[0], first[0]);
+        // A cached ranking equals a fresh encoder's.
+        let fresh = encoder.encode_queries(&[("Only forum posts.", q)]).unwrap();
+        let again = block_on(session.rank(&[("Only forum posts.", q)])).unwrap();
+        assert_eq!(again, (vec![session.search(&fresh)[0].clone()], 0));
+        assert_eq!(again.0[0], first[1]);
+    }
 
     #[test]
     fn steps_cover_the_corpus_in_order_within_both_limits() {

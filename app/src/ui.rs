@@ -404,9 +404,9 @@ async fn rank(p: Page, session: Rc<Session>, inputs: [String; 3]) -> Option<Rank
         .rank(&[("", &query), (&instruction, &query), (&reversed, &query)])
         .await;
     match result {
-        Ok(mut r) => {
+        Ok((mut r, encoded)) => {
             web_log(&format!(
-                "query encoded and ranked in {:.1} ms",
+                "query encoded and ranked in {:.1} ms ({encoded} of 3 texts encoded)",
                 web::now_ms() - started
             ));
             let reversed = r.pop().unwrap_or_default();

@@ -216,19 +216,54 @@ impl<'a> WeightReader<'a> {
                 ),
             ));
         }
-        let values = decode_f32(view.dtype(), view.data()).ok_or_else(|| {
-            EngineError::model(
-                self.path,
-                format!(
-                    "tensor '{full}' has dtype {:?}; supported: F32, F16, BF16",
-                    view.dtype()
-                ),
-            )
-        })?;
+        let values = match view.dtype() {
+            safetensors::Dtype::I8 => self.dequantized(&full, &view, shape[D - 1])?,
+            dtype => decode_f32(dtype, view.data()).ok_or_else(|| {
+                EngineError::model(
+                    self.path,
+                    format!(
+                        "tensor '{full}' has dtype {dtype:?}; supported: F32, F16, BF16, and I8 with row scales"
+                    ),
+                )
+            })?,
+        };
         Ok(Tensor::from_data(
             TensorData::new(values, shape),
             &self.device,
         ))
+    }
+
+    /// The f32 values of the int8 matrix `full` (rows of `width`) and its row scales
+    /// (`full.scale`, written by [`crate::safetensors_io::to_int8`]).
+    fn dequantized(
+        &self,
+        full: &str,
+        view: &safetensors::tensor::TensorView<'_>,
+        width: usize,
+    ) -> Result<Vec<f32>> {
+        use crate::safetensors_io::{dequantize_int8, INT8_SCALE_SUFFIX};
+        let scale_name = format!("{full}{INT8_SCALE_SUFFIX}");
+        let scales = self
+            .tensors
+            .tensor(&scale_name)
+            .ok()
+            .and_then(|s| decode_f32(s.dtype(), s.data()))
+            .ok_or_else(|| {
+                EngineError::model(
+                    self.path,
+                    format!("int8 tensor '{full}' has no readable row scales '{scale_name}'"),
+                )
+            })?;
+        dequantize_int8(view.data(), &scales, width).ok_or_else(|| {
+            EngineError::model(
+                self.path,
+                format!(
+                    "int8 tensor '{full}': {} row scales do not fit its shape {:?}",
+                    scales.len(),
+                    view.shape()
+                ),
+            )
+        })
     }
 
     fn linear(&self, name: &str, d_in: usize, d_out: usize) -> Result<Linear> {

@@ -79,4 +79,4 @@ pub use data::{EvalSet, Mode, Passage, Query};
 pub use encoder::{Embeddings, Encoder};
 pub use error::{EngineError, Result};
 pub use instruction::{CrossAttentionInteraction, QueryTemplate};
-pub use model_files::ModelFiles;
+pub use model_files::{ModelFiles, WeightFormat};

@@ -22,6 +22,8 @@ mod mapped;
 pub use mapped::MappedIndex;
 mod shards;
 pub use shards::{merge_shards, Shard};
+#[cfg(not(target_arch = "wasm32"))]
+pub mod store;
 
 use crate::atomic::AtomicFile;
 use crate::encoder::Embeddings;

@@ -1,9 +1,10 @@
-//! The web form of a model: F16 weights, half the size, embeddings within cosine 0.999 of the
-//! f32 model (the bound) on the demo corpus and the parity texts.
+//! The web forms of a model: F16 weights, half the size, embeddings within cosine 0.999 of the
+//! f32 model (the bound) on the demo corpus and the parity texts; int8 matrices with
+//! row scales, a quarter of the size, within 0.5 nDCG@10 points of f32 on the demo set.
 
 use crate::common;
 
-use engine::{Device, Encoder, ModelFiles};
+use engine::{Device, Encoder, ModelFiles, WeightFormat};
 
 #[test]
 fn f16_weights_halve_the_file_and_keep_embeddings() {
@@ -47,5 +48,103 @@ fn f16_weights_halve_the_file_and_keep_embeddings() {
         refs.len()
     );
     assert!(worst >= 0.999, "worst cosine {worst}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The worst cosine between two encoders' embeddings of the demo corpus's first 60 passages
+/// and the parity texts.
+fn worst_cosine(a: &Encoder, b: &Encoder) -> f64 {
+    let set = engine::demo::demo_set().unwrap();
+    let mut texts: Vec<String> = set
+        .corpus
+        .iter()
+        .take(60)
+        .map(|p| p.encoder_text())
+        .collect();
+    texts.extend(
+        common::golden("minilm_golden.json")
+            .into_iter()
+            .map(|g| g.text),
+    );
+    let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+    let (x, y) = (a.encode(&refs).unwrap(), b.encode(&refs).unwrap());
+    (0..refs.len())
+        .map(|i| common::cosine(x.row(i), y.row(i)))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// nDCG@10 of the og and changed modes and p-MRR on the demo set.
+fn demo_scores(encoder: &Encoder) -> Vec<f64> {
+    use engine::metrics::{ModeReport, WiseConfig};
+    let set = engine::demo::demo_set().unwrap();
+    let passages = engine::evaluation::encode_passages(encoder, &set, &mut |_, _| {}).unwrap();
+    let runs = engine::evaluation::runs(encoder, &set, &passages, false, 1000).unwrap();
+    let metrics = vec!["ndcg@10".parse().unwrap()];
+    let report = ModeReport::compute(
+        &set.qrels,
+        &runs,
+        &metrics,
+        WiseConfig {
+            k: 20,
+            strict_n: false,
+        },
+    );
+    let mut scores: Vec<f64> = [engine::Mode::Og, engine::Mode::Changed]
+        .iter()
+        .map(|m| report.modes[m].mean[0])
+        .collect();
+    scores.push(report.p_mrr.as_ref().map_or(0.0, |p| p.mean));
+    scores
+}
+
+#[test]
+fn int8_weights_quarter_the_file_and_keep_the_demo_rankings() {
+    let files = ModelFiles::read_dir(common::model_dir()).unwrap();
+    let int8 = files.with_weights(WeightFormat::Int8).unwrap();
+    let (a, b) = (
+        files.get("model.safetensors").unwrap().len(),
+        int8.get("model.safetensors").unwrap().len(),
+    );
+    assert!(
+        b <= 25_000_000,
+        "int8 weights {b} bytes (goal: at most 25 MB)"
+    );
+    assert!(
+        b * 100 <= a * 26,
+        "int8 weights {b} bytes vs f32 {a}: over 26%"
+    );
+    let dir = common::tmp_folder("export-int8");
+    int8.write_dir(&dir).unwrap();
+    let device = Device::flex();
+    let full = Encoder::from_files(&files, &device).unwrap();
+    let small = Encoder::load(&dir, &device).unwrap();
+    let worst = worst_cosine(&full, &small);
+    println!("int8 vs f32: worst cosine {worst:.6}");
+    assert!(worst >= 0.99, "worst cosine {worst}");
+    let (f, q) = (demo_scores(&full), demo_scores(&small));
+    println!("demo set og nDCG@10, changed nDCG@10, p-MRR: f32 {f:?}, int8 {q:?}");
+    for (name, (x, y)) in ["og nDCG@10", "changed nDCG@10"]
+        .iter()
+        .zip(f.iter().zip(&q))
+    {
+        assert!((x - y).abs() <= 0.005, "{name}: f32 {x}, int8 {y}");
+    }
+
+    // A scale tensor that is missing or of the wrong length is a clear error.
+    let weights = int8.get("model.safetensors").unwrap();
+    let tensors = safetensors::SafeTensors::deserialize(weights).unwrap();
+    let mut kept: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
+        .tensors()
+        .into_iter()
+        .filter(|(n, _)| n != "embeddings.word_embeddings.weight.scale")
+        .collect();
+    kept.sort_by(|x, y| x.0.cmp(&y.0));
+    let broken = safetensors::serialize(kept, None).unwrap();
+    std::fs::write(dir.join("model.safetensors"), broken).unwrap();
+    let err = Encoder::load(&dir, &device).unwrap_err().to_string();
+    assert!(
+        err.contains("model.safetensors") && err.contains("word_embeddings.weight.scale"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -13,4 +13,6 @@ mod metrics;
 mod parity;
 mod published;
 mod retrieval;
+#[cfg(feature = "lancedb")]
+mod store;
 mod training;

@@ -24,6 +24,9 @@ pub enum Command {
     Index(IndexArgs),
     /// Merge shard index files (`trainer index --shard i/n`) into one index.
     IndexMerge(IndexMergeArgs),
+    /// Write an index file's embeddings into a LanceDB table and train its ANN index
+    /// (needs the `lancedb` build feature).
+    Store(StoreArgs),
     /// Rank a corpus for a query, optionally under an instruction.
     Search(SearchArgs),
     /// Rank the built-in demo corpus under an instruction and its reversal, side by side.
@@ -68,9 +71,13 @@ pub struct ExportArgs {
     /// Destination folder (created).
     #[arg(long)]
     pub output: PathBuf,
-    /// Store the weights as F16 (half the size; what the web demo serves).
-    #[arg(long)]
+    /// Store the weights as F16 (half the size).
+    #[arg(long, conflicts_with = "int8")]
     pub f16: bool,
+    /// Store the matrices as int8 with one scale per row, the rest as F16 (a quarter of the
+    /// size; what the web demo serves).
+    #[arg(long)]
+    pub int8: bool,
     /// A web deployment's `models/index.json` to list the exported files in (sizes and
     /// sha256; created when absent, an entry with the same key replaced).
     #[arg(long)]
@@ -138,6 +145,51 @@ pub struct IndexMergeArgs {
     pub shards: Vec<PathBuf>,
 }
 
+/// `trainer store`.
+#[derive(Args, Debug)]
+pub struct StoreArgs {
+    /// Index file to read (`trainer index`, or `index-merge` of shards).
+    #[arg(long)]
+    pub index: PathBuf,
+    /// LanceDB database folder (created when absent).
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Table to write.
+    #[arg(long, default_value = "corpus")]
+    pub table: String,
+    /// Replace an existing table of that name.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// ANN index: ivf-pq (product-quantised, compact), ivf-hnsw-sq, ivf-flat, or none.
+    #[arg(long, default_value = "ivf-pq", value_parser = parse_ann)]
+    pub ann: engine::retrieval::store::AnnIndex,
+    /// IVF partitions (default: LanceDB's, about the square root of the row count).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub partitions: Option<u32>,
+}
+
+fn parse_ann(s: &str) -> Result<engine::retrieval::store::AnnIndex, String> {
+    engine::retrieval::store::AnnIndex::parse(s).map_err(|e| e.to_string())
+}
+
+/// How `trainer search --store` queries the table.
+#[derive(Args, Debug)]
+pub struct StoreQueryArgs {
+    /// LanceDB database folder (`trainer store`): search its table through the ANN index.
+    /// With --index as well, also report recall@k against exact search over that index.
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+    /// Table of --store.
+    #[arg(long, default_value = "corpus", requires = "store")]
+    pub table: String,
+    /// IVF partitions probed per query (more: higher recall, slower).
+    #[arg(long, default_value_t = 20, value_parser = positive, requires = "store")]
+    pub nprobes: usize,
+    /// Re-rank top_k x N candidates with their exact vectors (0: the index's own scores).
+    #[arg(long, default_value_t = 5, requires = "store")]
+    pub refine: u32,
+}
+
 /// Instruction options shared by search and demo.
 #[derive(Args, Debug, Clone)]
 pub struct TemplateArgs {
@@ -160,6 +212,8 @@ pub struct SearchArgs {
     /// Index file: used when it exists (the model must match), else built from --corpus and saved.
     #[arg(long)]
     pub index: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreQueryArgs,
     /// The query.
     #[arg(long)]
     pub query: String,

@@ -103,14 +103,20 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         return print_comparison(&ra, &rb, args.permutations, args.json);
     }
     let started = std::time::Instant::now();
-    let (reports, single_run) = match (&args.qrels, &args.set) {
+    let ((reports, ranking), single_run) = match (&args.qrels, &args.set) {
         (Some(_), Some(_)) => bail!("give either --qrels (with --run FILE) or --set, not both"),
         (Some(qrels), None) => (run_reports(&args, qrels)?, true),
         (None, Some(set)) => (set_reports(&args, set, wise)?, false),
         (None, None) => bail!("nothing to evaluate: give --qrels FILE --run FILE, --set DIR (with --run MODE=FILE or --model DIR), or --compare A.json B.json"),
     };
     if let Some(dir) = &args.mteb_output {
-        write_mteb(&args, dir, &reports[0], started.elapsed().as_secs_f64())?;
+        write_mteb(
+            &args,
+            dir,
+            &reports[0],
+            &ranking,
+            started.elapsed().as_secs_f64(),
+        )?;
     }
     if let Some(out) = &args.output {
         write_report(out, &reports[0])?;
@@ -131,8 +137,18 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--qrels FILE --run FILE...`: one report per run file.
-fn run_reports(args: &EvalArgs, qrels_path: &Path) -> anyhow::Result<Vec<Report>> {
+/// The ranking an evaluation's first report scored (the og mode of a set), kept for MTEB's
+/// predictions file, with who made it.
+struct Ranking {
+    run: Run,
+    /// The model folder's name, or the run file's.
+    model_name: String,
+    /// The model's fingerprint (`unknown` for a run file).
+    revision: String,
+}
+
+/// `--qrels FILE --run FILE...`: one report per run file; the first file's ranking.
+fn run_reports(args: &EvalArgs, qrels_path: &Path) -> anyhow::Result<(Vec<Report>, Ranking)> {
     if args.run.is_empty() {
         bail!("--qrels needs --run FILE (a TREC run)");
     }
@@ -142,6 +158,7 @@ fn run_reports(args: &EvalArgs, qrels_path: &Path) -> anyhow::Result<Vec<Report>
     }
     let (names, metrics) = metric_names(args.metrics.as_deref(), RUN_DEFAULT_METRICS)?;
     let mut reports = Vec::new();
+    let mut first = None;
     for spec in &args.run {
         let path = PathBuf::from(spec);
         let run = Run::read_trec(&path)?;
@@ -156,12 +173,23 @@ fn run_reports(args: &EvalArgs, qrels_path: &Path) -> anyhow::Result<Vec<Report>
             "run",
             &eval,
         ));
+        first.get_or_insert_with(|| Ranking {
+            run,
+            model_name: file_name(&path),
+            revision: "unknown".into(),
+        });
     }
-    Ok(reports)
+    let first = first.expect("--run is not empty");
+    Ok((reports, first))
 }
 
-/// `--set DIR` with precomputed runs (`--run MODE=FILE`) or models to encode with.
-fn set_reports(args: &EvalArgs, set_dir: &Path, wise: WiseConfig) -> anyhow::Result<Vec<Report>> {
+/// `--set DIR` with precomputed runs (`--run MODE=FILE`) or models to encode with; the og
+/// ranking of the first.
+fn set_reports(
+    args: &EvalArgs,
+    set_dir: &Path,
+    wise: WiseConfig,
+) -> anyhow::Result<(Vec<Report>, Ranking)> {
     let mut set = EvalSet::load_split(set_dir, args.split.as_deref())?;
     if let Some(prefix) = &args.constraint {
         if set.keep_constraint(prefix) == 0 {
@@ -185,26 +213,69 @@ fn set_reports(args: &EvalArgs, set_dir: &Path, wise: WiseConfig) -> anyhow::Res
         }
         let report = ModeReport::compute(&set.qrels, &runs, &metrics, wise);
         let name = set_dir.display().to_string();
-        return Ok(vec![Report::from_mode_report(name, &names, &report)]);
+        let reports = vec![Report::from_mode_report(name, &names, &report)];
+        let (mode, run) = og_first(runs);
+        let file = args
+            .run
+            .iter()
+            .filter_map(|r| r.split_once('='))
+            .find(|(m, _)| m.trim() == mode.name());
+        let ranking = Ranking {
+            run,
+            model_name: file.map_or_else(|| "runs".into(), |(_, f)| file_name(Path::new(f))),
+            revision: "unknown".into(),
+        };
+        return Ok((reports, ranking));
     }
     let Some(model) = &args.model else {
         bail!("--set needs --run MODE=FILE (precomputed runs) or --model DIR (encode and rank)");
     };
     let models = std::iter::once(model).chain(&args.compare_model);
     let mut reports = Vec::new();
+    let mut first = None;
     for (i, model) in models.enumerate() {
         let save = args.save_runs.as_ref().map(|d| match i {
             0 => d.clone(),
             _ => d.join(format!("model{}", i + 1)),
         });
-        let (report, instfol) = evaluate_model(args, model, &set, &metrics, wise, save.as_deref())?;
-        let mut report = Report::from_mode_report(model.display().to_string(), &names, &report);
-        if let Some(v) = instfol {
+        let evaluated = evaluate_model(args, model, &set, &metrics, wise, save.as_deref())?;
+        let mut report =
+            Report::from_mode_report(model.display().to_string(), &names, &evaluated.report);
+        if let Some(v) = evaluated.instfol {
             report.following.insert("instfol".to_string(), (&v).into());
         }
         reports.push(report);
+        first.get_or_insert_with(|| Ranking {
+            run: og_first(evaluated.runs).1,
+            model_name: file_name(model),
+            revision: evaluated.fingerprint,
+        });
     }
-    Ok(reports)
+    Ok((reports, first.expect("at least one model")))
+}
+
+/// The og run of `runs` (the query alone, or the set's og instruction), else the first.
+fn og_first(mut runs: BTreeMap<Mode, Run>) -> (Mode, Run) {
+    match runs.remove(&Mode::Og) {
+        Some(run) => (Mode::Og, run),
+        None => runs.into_iter().next().expect("at least one run"),
+    }
+}
+
+/// The last component of `path`, for names.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// What evaluating one model gave.
+struct ModelEvaluation {
+    report: ModeReport,
+    instfol: Option<PerQuery>,
+    runs: BTreeMap<Mode, Run>,
+    /// The model's fingerprint.
+    fingerprint: String,
 }
 
 fn parse_mode(s: &str) -> anyhow::Result<Mode> {
@@ -221,7 +292,7 @@ fn evaluate_model(
     metrics: &[Metric],
     wise: WiseConfig,
     save_runs: Option<&Path>,
-) -> anyhow::Result<(ModeReport, Option<PerQuery>)> {
+) -> anyhow::Result<ModelEvaluation> {
     let model_args = ModelArgs {
         model: model.to_path_buf(),
         device: args.device,
@@ -262,10 +333,12 @@ fn evaluate_model(
         Some(kind) => Some(instfol(args, *kind, &encoder, set, &passages, &runs)?),
         None => None,
     };
-    Ok((
-        ModeReport::compute(&set.qrels, &runs, metrics, wise),
+    Ok(ModelEvaluation {
+        report: ModeReport::compute(&set.qrels, &runs, metrics, wise),
         instfol,
-    ))
+        runs,
+        fingerprint: encoder.fingerprint().to_string(),
+    })
 }
 
 /// INSTFOL@k: the query-alone run against the run with the changed instruction.
@@ -355,8 +428,15 @@ fn report_unscored(
     Ok(())
 }
 
-/// `--mteb-output DIR`: the first report as MTEB's `DIR/TASK.json`.
-fn write_mteb(args: &EvalArgs, dir: &Path, report: &Report, seconds: f64) -> anyhow::Result<()> {
+/// `--mteb-output DIR`: the first report as MTEB's `DIR/TASK.json`, and its ranking as MTEB's
+/// predictions file `DIR/TASK_predictions.json`.
+fn write_mteb(
+    args: &EvalArgs,
+    dir: &Path,
+    report: &Report,
+    ranking: &Ranking,
+    seconds: f64,
+) -> anyhow::Result<()> {
     let source = args.set.as_ref().or(args.qrels.as_ref());
     let name = match (&args.mteb_task, source) {
         (Some(name), _) => name.clone(),
@@ -376,7 +456,14 @@ fn write_mteb(args: &EvalArgs, dir: &Path, report: &Report, seconds: f64) -> any
     let path = dir.join(format!("{name}.json"));
     let text = serde_json::to_string_pretty(&report.to_mteb(&task))?;
     engine::atomic::write(&path, text.as_bytes())?;
-    eprintln!("MTEB result written to {}", path.display());
+    let predictions = dir.join(task.predictions_file());
+    let json = task.predictions(&ranking.run, &ranking.model_name, &ranking.revision);
+    engine::atomic::write(&predictions, serde_json::to_string(&json)?.as_bytes())?;
+    eprintln!(
+        "MTEB result written to {}, its ranking to {}",
+        path.display(),
+        predictions.display()
+    );
     Ok(())
 }
 

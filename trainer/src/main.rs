@@ -10,21 +10,31 @@ mod eval;
 mod judge;
 mod progress;
 mod search;
+mod store;
 mod synth;
 mod synth_llm;
 mod train;
 
 use clap::{CommandFactory, FromArgMatches};
 
-/// `trainer export`: the model's files, weights optionally in F16.
+/// `trainer export`: the model's files, weights optionally in F16 or int8.
 fn export(args: cli::ExportArgs) -> anyhow::Result<()> {
-    let files = engine::ModelFiles::read_dir(&args.model)?;
-    let files = if args.f16 { files.to_f16()? } else { files };
+    use engine::WeightFormat;
+    let format = match (args.f16, args.int8) {
+        (_, true) => WeightFormat::Int8,
+        (true, false) => WeightFormat::F16,
+        (false, false) => WeightFormat::F32,
+    };
+    let files = engine::ModelFiles::read_dir(&args.model)?.with_weights(format)?;
     files.write_dir(&args.output)?;
     eprintln!(
         "model written to {}{}",
         args.output.display(),
-        if args.f16 { " (F16 weights)" } else { "" }
+        match format {
+            WeightFormat::F32 => "",
+            WeightFormat::F16 => " (F16 weights)",
+            WeightFormat::Int8 => " (int8 matrices with row scales)",
+        }
     );
     if let Some(index_path) = &args.index {
         let folder = args
@@ -69,6 +79,7 @@ fn main() {
         cli::Command::Embed(a) => embed::run(a),
         cli::Command::Index(a) => search::index(a),
         cli::Command::IndexMerge(a) => search::merge(a),
+        cli::Command::Store(a) => store::create(a),
         cli::Command::Search(a) => search::run(a),
         cli::Command::Demo(a) => demo::run(a),
         cli::Command::Eval(a) => eval::run(a),

@@ -103,8 +103,9 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         Some(path) => Some(read_corpus(path)?),
         None => None,
     };
-    let (ids, hits) = match &args.index {
-        Some(index) => {
+    let ranked = match (&args.store.store, &args.index) {
+        (Some(_), _) => crate::store::search(&args, &encoder, &query)?,
+        (None, Some(index)) => {
             if !index.exists() {
                 let corpus = args.corpus.as_ref().ok_or_else(|| {
                     anyhow::anyhow!(
@@ -117,15 +118,15 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             let index = MappedIndex::open(index)?;
             index.check_model(encoder.fingerprint())?;
             let hits = index.search(&query, args.top_k)?;
-            (index.header.ids, hits)
+            with_ids(&index.header.ids, &hits[0])
         }
-        None => {
+        (None, None) => {
             let passages = passages
                 .as_ref()
                 .ok_or_else(|| anyhow::anyhow!("give --corpus FILE.jsonl or --index FILE"))?;
             let corpus = encode_passages(&encoder, passages)?;
-            let ids = passages.iter().map(|p| p.id.clone()).collect();
-            (ids, retrieval::search(&corpus, &query, args.top_k))
+            let ids: Vec<String> = passages.iter().map(|p| p.id.clone()).collect();
+            with_ids(&ids, &retrieval::search(&corpus, &query, args.top_k)[0])
         }
     };
     let by_id: std::collections::HashMap<&str, &Passage> = passages
@@ -143,8 +144,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             );
         }
     }
-    for (rank, hit) in hits[0].iter().enumerate() {
-        let id = &ids[hit.index];
+    for (rank, (id, score)) in ranked.iter().enumerate() {
         let snippet = by_id
             .get(id.as_str())
             .map(|p| snippet(&p.encoder_text(), 70))
@@ -152,13 +152,20 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         if args.json {
             println!(
                 "{}",
-                serde_json::json!({"rank": rank + 1, "_id": id, "score": hit.score})
+                serde_json::json!({"rank": rank + 1, "_id": id, "score": score})
             );
         } else {
-            println!("{:>3}. {:.4}  {:<16} {}", rank + 1, hit.score, id, snippet);
+            println!("{:>3}. {:.4}  {:<16} {}", rank + 1, score, id, snippet);
         }
     }
     Ok(())
+}
+
+/// Hits as (document id, score), best first.
+fn with_ids(ids: &[String], hits: &[retrieval::Hit]) -> Vec<(String, f32)> {
+    hits.iter()
+        .map(|h| (ids[h.index].clone(), h.score))
+        .collect()
 }
 
 /// The first `n` characters of `text` on one line.

@@ -6,5 +6,7 @@ mod common;
 mod cli;
 mod eval;
 mod llm_server;
+#[cfg(feature = "lancedb")]
+mod store;
 mod synth;
 mod train;

@@ -9,8 +9,10 @@
 //! * `golden`: regenerate the sentence-transformers golden files.
 //! * `bench`: embedding throughput against sentence-transformers on the same texts.
 //! * `bench-eval`: evaluation speed against ranx and pytrec_eval on the same files.
+//! * `bench-web`: the web demo against transformers.js in one headless Chromium run.
 
 mod bench;
+mod bench_web;
 mod compare;
 mod model;
 mod recipe;
@@ -111,6 +113,9 @@ enum Cmd {
     MtebCompat,
     /// Evaluate the default model on every set at hand (with and without instructions) into RESULTS.md.
     Results,
+    /// The web demo against transformers.js (ONNX Runtime Web, fp32 and int8): bytes, time to
+    /// first result, corpus encoding, per-query latency, agreement with the native engine.
+    BenchWeb,
     /// Evaluation speed: this engine vs ranx and pytrec_eval on the same run and qrels files.
     BenchEval {
         /// Queries in the generated run.
@@ -138,6 +143,7 @@ fn main() {
             batch_size,
         } => bench::run(passages, batch_size),
         Cmd::BenchEval { queries, docs } => bench::eval(queries, docs),
+        Cmd::BenchWeb => bench_web::run_bench(),
         Cmd::Results => tasks::results(),
         Cmd::BenchTrain {
             batch_size,

@@ -123,6 +123,18 @@ pub fn vulkan() -> bool {
     }
 }
 
+/// Makes sure `protoc` is on PATH with protobuf's well-known types: Lance's build scripts (the
+/// `lancedb` feature the tests build) compile protobuf files that import them. Debian's
+/// `protobuf-compiler` and `libprotobuf-dev` (the `.proto` files) when missing.
+pub fn protoc() -> anyhow::Result<()> {
+    if which("protoc") && std::path::Path::new("/usr/include/google/protobuf/empty.proto").is_file()
+    {
+        return Ok(());
+    }
+    apt_install(&["protobuf-compiler", "libprotobuf-dev"])
+        .context("the vector store's build needs protoc and protobuf's .proto files")
+}
+
 /// Installs Debian packages that are missing (apt-get as root, else through sudo).
 pub fn apt_install(packages: &[&str]) -> anyhow::Result<()> {
     let missing: Vec<&str> = packages

@@ -1,5 +1,6 @@
 //! The composite tasks: demo, test, golden.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -76,6 +77,7 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     step("set-up");
     let gpu = gpu && setup::vulkan();
+    setup::protoc()?;
     let model_dir = model::fetch_default()?;
 
     // One feature set per build mode keeps burn compiled once per mode: clippy sees every
@@ -94,12 +96,12 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
         "--workspace",
         "--all-targets",
         "--features",
-        "engine/vulkan,engine/cuda",
+        "engine/vulkan,engine/cuda,trainer/lancedb",
         "--",
         "-D",
         "warnings",
     ]))?;
-    step("cargo test (CPU everywhere; wgpu on Vulkan/lavapipe vs CPU in engine/tests/backends.rs)");
+    step("cargo test (CPU everywhere; wgpu on Vulkan/lavapipe vs CPU in engine/tests/backends.rs; LanceDB)");
     let mut tests = cargo();
     tests
         .args([
@@ -107,7 +109,7 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
             "--workspace",
             "--no-fail-fast",
             "--features",
-            "engine/wgpu",
+            crate::web::TEST_FEATURES,
         ])
         .env("IFIR_MODEL", &model_dir);
     if gpu {
@@ -223,6 +225,8 @@ pub fn mteb_compat() -> anyhow::Result<()> {
             .arg("--mteb-output")
             .arg(&work)
             .args(["--mteb-task", task])
+            .arg("--save-runs")
+            .arg(work.join(set))
             .output()?;
         anyhow::ensure!(
             out.status.success(),
@@ -237,11 +241,12 @@ pub fn mteb_compat() -> anyhow::Result<()> {
         expected.push((
             work.join(format!("{task}.json")),
             score.context("no score in the report")?,
+            top10(&work.join(set).join("og.trec"))?,
         ));
     }
     let out = Command::new(python)
         .arg(root().join("trainer/tests/mteb_load.py"))
-        .args(expected.iter().map(|(p, _)| p))
+        .args(expected.iter().map(|(p, _, _)| p))
         .output()?;
     anyhow::ensure!(
         out.status.success(),
@@ -249,7 +254,7 @@ pub fn mteb_compat() -> anyhow::Result<()> {
         String::from_utf8_lossy(&out.stderr)
     );
     let loaded = String::from_utf8(out.stdout)?;
-    for ((path, score), line) in expected.iter().zip(loaded.lines()) {
+    for ((path, score, ranking), line) in expected.iter().zip(loaded.lines()) {
         let read: serde_json::Value = serde_json::from_str(line)?;
         let main = read["main_score"].as_f64().context("no main_score")?;
         anyhow::ensure!(
@@ -257,13 +262,38 @@ pub fn mteb_compat() -> anyhow::Result<()> {
             "{}: MTEB reads main_score {main}, the trainer printed {score}",
             path.display()
         );
-        println!(
-            "MTEB reads {}: main_score {main} (the trainer's)",
+        let read_ranking: BTreeMap<String, Vec<String>> =
+            serde_json::from_value(read["top_ranked"].clone())?;
+        anyhow::ensure!(
+            &read_ranking == ranking,
+            "{}: the top 10 MTEB reads from the predictions file differ from the trainer's og run",
             path.display()
+        );
+        println!(
+            "MTEB reads {}: main_score {main} (the trainer's), and the predictions' top 10 of {} queries (the trainer's og run)",
+            path.display(),
+            ranking.len()
         );
     }
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
+}
+
+/// The first 10 documents of each query of a TREC run file, in the file's order.
+fn top10(run: &Path) -> anyhow::Result<BTreeMap<String, Vec<String>>> {
+    let mut top: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let text = std::fs::read_to_string(run).with_context(|| run.display().to_string())?;
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [query, _, doc, ..] = fields[..] else {
+            anyhow::bail!("{}: malformed line {line:?}", run.display());
+        };
+        let docs = top.entry(query.to_string()).or_default();
+        if docs.len() < 10 {
+            docs.push(doc.to_string());
+        }
+    }
+    Ok(top)
 }
 
 /// Python interpreter of the tools venv (created on first use, outside the repository), with

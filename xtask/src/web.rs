@@ -86,8 +86,10 @@ pub fn tools() -> anyhow::Result<WasmToolchain> {
 const WEB_PROFILE: &str = "web";
 
 /// `npm ci` in `dir` unless `probe` (a path under its node_modules) is there already; npm
-/// itself comes from Debian when missing.
-fn npm_ci(dir: &Path, probe: &str, what: &str) -> anyhow::Result<()> {
+/// itself comes from Debian when missing. Install scripts do not run: they download binaries
+/// from outside the registry (onnxruntime-node's, under transformers.js), which nothing here
+/// uses.
+pub fn npm_ci(dir: &Path, probe: &str, what: &str) -> anyhow::Result<()> {
     if dir.join("node_modules").join(probe).exists() {
         return Ok(());
     }
@@ -96,7 +98,13 @@ fn npm_ci(dir: &Path, probe: &str, what: &str) -> anyhow::Result<()> {
         setup::apt_install(&["npm"])?;
     }
     run(Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+        .args([
+            "ci",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+        ])
         .arg(dir)
         .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"))
 }
@@ -129,7 +137,7 @@ pub enum Builder {
     Direct,
 }
 
-/// Builds the static site into `out`: the app (release), then each model exported with F16
+/// Builds the static site into `out`: the app (release), then each model exported with int8
 /// weights under `models/<key>/` and `models/index.json` listing sizes and sha256.
 pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow::Result<()> {
     match builder {
@@ -145,7 +153,7 @@ pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow:
 
 /// The trainer command: `cargo run --release` for the demo; for the tests the debug binary
 /// built exactly as the test step builds the workspace (see [`build_test_trainer`]).
-fn trainer(release: bool) -> Command {
+pub fn trainer(release: bool) -> Command {
     let mut c;
     if release {
         c = cargo();
@@ -160,6 +168,9 @@ fn trainer(release: bool) -> Command {
     c
 }
 
+/// The features of the test build: the wgpu backend (run on lavapipe) and the vector store.
+pub const TEST_FEATURES: &str = "engine/wgpu,trainer/lancedb";
+
 /// Builds the debug trainer the tests use: `cargo test --no-run` with the test step's
 /// arguments writes `target/debug/trainer` with the test step's features (dev-dependencies
 /// included), so after the test step it compiles nothing; a `cargo build` would resolve
@@ -169,7 +180,7 @@ pub fn build_test_trainer() -> anyhow::Result<()> {
         "test",
         "--workspace",
         "--features",
-        "engine/wgpu",
+        TEST_FEATURES,
         "--no-run",
     ]))
 }
@@ -274,13 +285,13 @@ fn build_with_trunk(out: &Path) -> anyhow::Result<()> {
 }
 
 fn export_models(out: &Path, models: &[SiteModel], release: bool) -> anyhow::Result<()> {
-    step("models for the browser (F16 weights)");
+    step("models for the browser (int8 weights with row scales)");
     let models_dir = out.join("models");
     let _ = std::fs::remove_dir_all(&models_dir);
     for m in models {
         // `trainer export --index` lists the files in models/index.json (the engine's format).
         run(trainer(release)
-            .args(["export", "--f16", "--key", &m.key, "--name", &m.name])
+            .args(["export", "--int8", "--key", &m.key, "--name", &m.name])
             .arg("--model")
             .arg(&m.dir)
             .arg("--output")

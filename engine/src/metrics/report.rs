@@ -211,6 +211,41 @@ impl Report {
     }
 }
 
+impl MtebTask {
+    /// The file MTEB reads a task's rankings from: `<name>_predictions.json`.
+    pub fn predictions_file(&self) -> String {
+        format!("{}_predictions.json", self.name)
+    }
+
+    /// `run` as MTEB's predictions file (what `mteb.evaluate(..., prediction_folder=DIR)`
+    /// writes and `AbsTaskRetrieval.convert_to_reranking(DIR)` reads back to re-rank a run):
+    /// the model's name and revision, then subset `default`, the split, and per query the
+    /// documents with their scores.
+    pub fn predictions(
+        &self,
+        run: &crate::metrics::Run,
+        model_name: &str,
+        model_revision: &str,
+    ) -> serde_json::Value {
+        let queries: serde_json::Map<String, serde_json::Value> = run
+            .query_ids()
+            .map(|q| {
+                let docs: serde_json::Map<String, serde_json::Value> = run
+                    .docs(q)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|(d, score)| (d.clone(), crate::metrics::json_number(*score)))
+                    .collect();
+                (q.to_string(), docs.into())
+            })
+            .collect();
+        serde_json::json!({
+            "mteb_model_meta": {"model_name": model_name, "revision": model_revision},
+            "default": { self.split.clone(): queries },
+        })
+    }
+}
+
 fn mode_values(names: &[String], eval: &crate::metrics::Evaluation) -> BTreeMap<String, Values> {
     names
         .iter()

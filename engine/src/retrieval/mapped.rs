@@ -56,7 +56,13 @@ impl MappedIndex {
     /// Every row, row-major: the mapped bytes themselves when aligned on a little-endian
     /// machine, else a decoded copy.
     pub fn rows(&self) -> Cow<'_, [f32]> {
-        let bytes = &self.map[self.data..];
+        self.block(0..self.header.ids.len())
+    }
+
+    /// Rows `rows` (a range of row numbers, within the index), as [`MappedIndex::rows`].
+    pub fn block(&self, rows: std::ops::Range<usize>) -> Cow<'_, [f32]> {
+        let width = self.header.dim * 4;
+        let bytes = &self.map[self.data + rows.start * width..self.data + rows.end * width];
         // SAFETY: any four bytes are a valid f32; `align_to` only yields the aligned middle.
         let (head, rows, tail) = unsafe { bytes.align_to::<f32>() };
         if cfg!(target_endian = "little") && head.is_empty() && tail.is_empty() {

@@ -1,0 +1,144 @@
+//! `trainer store` and `trainer search --store` (feature `lancedb`): a real LanceDB table
+//! written from an index file, searched through its ANN index, with recall against exact
+//! search, and refusals.
+
+use crate::common::{s, tmp, trainer};
+
+fn run(args: &[&str]) -> std::process::Output {
+    let out = trainer(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The ids of a `--json` ranking.
+fn ranked_ids(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_store_written_from_an_index_ranks_as_the_index_and_reports_recall() {
+    let dir = tmp("store", "cli");
+    let corpus = dir.join("corpus.jsonl");
+    let topics = [
+        "bread",
+        "bicycles",
+        "tax returns",
+        "tomato plants",
+        "jazz piano",
+        "sleep",
+    ];
+    let lines: Vec<String> = (0..60)
+        .map(|i| {
+            let topic = topics[i % topics.len()];
+            serde_json::json!({"_id": format!("p{i}"), "text": format!("note {i}: something about {topic}, part {}", i / topics.len())}).to_string()
+        })
+        .collect();
+    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    let index = dir.join("corpus.ifidx");
+    run(&["index", "--corpus", s(&corpus), "--output", s(&index)]);
+    let db = dir.join("db");
+    let store_args = [
+        "store",
+        "--index",
+        s(&index),
+        "--store",
+        s(&db),
+        "--ann",
+        "ivf-flat",
+        "--partitions",
+        "4",
+    ];
+    let made = run(&store_args);
+    let err = String::from_utf8_lossy(&made.stderr);
+    assert!(
+        err.contains("wrote 60 rows") && err.contains("built the ivf-flat index"),
+        "{err}"
+    );
+
+    let query = ["--query", "how to grow tomatoes", "--top-k", "8", "--json"];
+    let flat = run(&[&["search", "--index", s(&index)][..], &query].concat());
+    // Every partition probed: the ANN search is exact, and the recall says so.
+    let stored = run(&[
+        &[
+            "search",
+            "--store",
+            s(&db),
+            "--index",
+            s(&index),
+            "--nprobes",
+            "4",
+        ][..],
+        &query,
+    ]
+    .concat());
+    assert_eq!(ranked_ids(&stored), ranked_ids(&flat));
+    let err = String::from_utf8_lossy(&stored.stderr);
+    assert!(
+        err.contains("recall@8 against exact search") && err.contains(": 1.000"),
+        "{err}"
+    );
+    // Without --index: the ranking alone.
+    let alone = run(&[&["search", "--store", s(&db)][..], &query].concat());
+    assert_eq!(ranked_ids(&alone), ranked_ids(&flat));
+
+    // The table exists: refused without --overwrite, replaced with it.
+    let again = trainer(&store_args);
+    assert!(!again.status.success());
+    run(&[&store_args[..], &["--overwrite"]].concat());
+    // A store made by another model is refused, naming the table.
+    let (header, embeddings) = engine::retrieval::IndexReader::open(&index)
+        .unwrap()
+        .read_all()
+        .unwrap();
+    let other = dir.join("other.ifidx");
+    engine::retrieval::write_index(&other, "0000000000000000", &header.ids, &embeddings).unwrap();
+    run(&[
+        "store",
+        "--index",
+        s(&other),
+        "--store",
+        s(&db),
+        "--table",
+        "other",
+        "--ann",
+        "none",
+    ]);
+    let refused = trainer(
+        &[
+            &["search", "--store", s(&db), "--table", "other"][..],
+            &query,
+        ]
+        .concat(),
+    );
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && err.contains("other.lance") && err.contains("rebuild"),
+        "{err}"
+    );
+    // An unknown index kind, and a store that is not there.
+    let bad = trainer(&[
+        "store",
+        "--index",
+        s(&index),
+        "--store",
+        s(&db),
+        "--ann",
+        "hnsw",
+    ]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("ivf-hnsw-sq"));
+    let absent = trainer(&[&["search", "--store", s(&dir.join("absent"))][..], &query].concat());
+    assert!(String::from_utf8_lossy(&absent.stderr).contains("no such vector store"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
