@@ -3,13 +3,16 @@
 //!
 //! `cargo run --release -p engine --features lancedb --example store_search -- [ROWS] [DIM]
 //! [QUERIES] [CLUSTERS]` (defaults 1,000,000 x 384, 100 queries, 2,000 clusters). Writes unit
-//! vectors drawn around random centres (a corpus's embeddings cluster by topic; uniform noise
-//! in 384 dimensions has no near neighbours for any index to find) into an index file, maps it
+//! vectors shaped like a corpus's embeddings into an index file: a sentence encoder's vectors
+//! vary along few directions (low intrinsic dimension) and cluster by topic, so each row is a
+//! random 384 x 24 projection of a 24-dimensional point drawn around one of the topic centres,
+//! plus a little isotropic noise. (Independent noise in all 384 dimensions would be the wrong
+//! test: every point is then about equally far from every other, no index can tell the ten
+//! nearest apart, and neither can the embeddings of real text.) It maps the file
 //! (`MappedIndex`), writes the table from it, trains the IVF-PQ index (LanceDB's defaults:
 //! about sqrt(rows) partitions, 8-bit codes over dim/16 sub-vectors), then measures for
-//! several probe counts, with and without the exact re-rank (refine factor 5): recall@10
-//! against the exact top 10, and the median and p95 latency of one query. Prints one JSON
-//! object.
+//! several probe counts and refine factors: recall@10 against the exact top 10, and the median
+//! and p95 latency of one query. Prints one JSON object.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -21,28 +24,64 @@ use engine::Embeddings;
 struct Lcg(u64);
 
 impl Lcg {
-    fn next(&mut self) -> f32 {
+    /// Uniform in [0, 1).
+    fn uniform(&mut self) -> f32 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Standard normal (Box-Muller).
+    fn normal(&mut self) -> f32 {
+        let u = self.uniform().max(1e-7);
+        let v = self.uniform();
+        (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
     }
 }
 
-/// `rows` unit vectors around the `centres` (row-major), each centre plus uniform noise.
-fn clustered(rows: usize, centres: &[f32], dim: usize, rng: &mut Lcg) -> Vec<f32> {
-    let clusters = centres.len() / dim;
-    let mut out = Vec::with_capacity(rows * dim);
-    for _ in 0..rows {
-        let c = (rng.next() + 0.5) * clusters as f32;
-        let centre = &centres[(c as usize).min(clusters - 1) * dim..][..dim];
-        let start = out.len();
-        out.extend(centre.iter().map(|v| v + 0.6 * rng.next()));
-        let norm = out[start..].iter().map(|v| v * v).sum::<f32>().sqrt();
-        out[start..].iter_mut().for_each(|v| *v /= norm);
+/// Latent width of the synthetic embeddings.
+const LATENT: usize = 24;
+
+/// The generator: topic centres in the latent space and the projection to `dim`.
+struct Corpus {
+    centres: Vec<f32>,
+    projection: Vec<f32>,
+    dim: usize,
+}
+
+impl Corpus {
+    fn new(clusters: usize, dim: usize, rng: &mut Lcg) -> Self {
+        let scale = 1.0 / (LATENT as f32).sqrt();
+        Corpus {
+            centres: (0..clusters * LATENT).map(|_| rng.normal()).collect(),
+            projection: (0..dim * LATENT).map(|_| rng.normal() * scale).collect(),
+            dim,
+        }
     }
-    out
+
+    /// `rows` unit vectors: a topic centre plus latent spread, projected, plus noise.
+    fn rows(&self, rows: usize, rng: &mut Lcg) -> Vec<f32> {
+        let clusters = self.centres.len() / LATENT;
+        let mut out = Vec::with_capacity(rows * self.dim);
+        let mut z = [0.0f32; LATENT];
+        for _ in 0..rows {
+            let c = ((rng.uniform() * clusters as f32) as usize).min(clusters - 1);
+            for (k, zk) in z.iter_mut().enumerate() {
+                *zk = self.centres[c * LATENT + k] + 0.6 * rng.normal();
+            }
+            let start = out.len();
+            for d in 0..self.dim {
+                let p = &self.projection[d * LATENT..(d + 1) * LATENT];
+                let v: f32 = p.iter().zip(&z).map(|(a, b)| a * b).sum();
+                out.push(v + 0.05 * rng.normal());
+            }
+            let norm = out[start..].iter().map(|v| v * v).sum::<f32>().sqrt();
+            out[start..].iter_mut().for_each(|v| *v /= norm);
+        }
+        out
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -57,7 +96,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tmp = std::env::temp_dir().join(format!("ifir-store-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
     let mut rng = Lcg(42);
-    let centres: Vec<f32> = (0..clusters * dim).map(|_| rng.next()).collect();
+    let corpus = Corpus::new(clusters, dim, &mut rng);
 
     let ids: Vec<String> = (0..rows).map(|i| format!("doc-{i}")).collect();
     let path = tmp.join("corpus.ifidx");
@@ -65,13 +104,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut written = 0;
     while written < rows {
         let n = 16_384.min(rows - written);
-        writer.append(&clustered(n, &centres, dim, &mut rng))?;
+        writer.append(&corpus.rows(n, &mut rng))?;
         written += n;
     }
     writer.finish()?;
     let queries = Embeddings {
         dim,
-        data: clustered(nq, &centres, dim, &mut rng),
+        data: corpus.rows(nq, &mut rng),
     };
     let index = Arc::new(MappedIndex::open(&path)?);
     let start = Instant::now();
@@ -95,7 +134,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut settings = Vec::new();
     for nprobes in [10, 20, 50] {
-        for refine_factor in [None, Some(5)] {
+        for refine_factor in [None, Some(5), Some(20)] {
             let how = StoreSearch {
                 nprobes,
                 refine_factor,

@@ -186,7 +186,7 @@ pub struct StoreQueryArgs {
     #[arg(long, default_value_t = 20, value_parser = positive, requires = "store")]
     pub nprobes: usize,
     /// Re-rank top_k x N candidates with their exact vectors (0: the index's own scores).
-    #[arg(long, default_value_t = 5, requires = "store")]
+    #[arg(long, default_value_t = 20, requires = "store")]
     pub refine: u32,
 }
 

@@ -60,8 +60,17 @@ fn a_store_written_from_an_index_ranks_as_the_index_and_reports_recall() {
         "--partitions",
         "4",
     ];
-    let made = run(&store_args);
+    // Written from inside `dir` to the relative folder `db`: LanceDB reads a URI that starts
+    // with "db" as its cloud service, so the store must hand it an absolute path.
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .current_dir(&dir)
+        .env("IFIR_MODEL", crate::common::model_dir())
+        .args(["store", "--index", "corpus.ifidx", "--store", "db"])
+        .args(["--ann", "ivf-flat", "--partitions", "4"])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&made.stderr);
+    assert!(made.status.success(), "{err}");
     assert!(
         err.contains("wrote 60 rows") && err.contains("built the ivf-flat index"),
         "{err}"

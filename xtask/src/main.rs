@@ -111,6 +111,8 @@ enum Cmd {
     StCompat,
     /// Check that MTEB reads the result files `trainer eval --mteb-output` writes.
     MtebCompat,
+    /// LanceDB's Python library opens and searches a table `trainer store` wrote.
+    LancedbCompat,
     /// Evaluate the default model on every set at hand (with and without instructions) into RESULTS.md.
     Results,
     /// The web demo against transformers.js (ONNX Runtime Web, fp32 and int8): bytes, time to
@@ -160,6 +162,7 @@ fn main() {
         ),
         Cmd::StCompat => tasks::st_compat(),
         Cmd::MtebCompat => tasks::mteb_compat(),
+        Cmd::LancedbCompat => tasks::lancedb_compat(),
         Cmd::Recipe { gpu } => recipe::run_recipe(gpu),
         Cmd::Ablation { birco } => recipe::run_ablation(birco),
     };

@@ -123,6 +123,8 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
     st_compat()?;
     step("MTEB reads the result files trainer eval writes (venv from PyPI)");
     mteb_compat()?;
+    step("LanceDB's Python library opens the table trainer store writes (venv from PyPI)");
+    lancedb_compat()?;
     // The web demo builds the engine for wasm32 with both browser backends (CPU and WebGPU),
     // then headless Chromium runs it against the native engine.
     step("web demo: build (wasm32, CPU + WebGPU) and end-to-end test in headless Chromium");
@@ -275,6 +277,69 @@ pub fn mteb_compat() -> anyhow::Result<()> {
             ranking.len()
         );
     }
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+/// `cargo xtask lancedb-compat`: indexes the demo corpus with the test build's trainer, writes
+/// it into a LanceDB table with `trainer store` (IVF-PQ), and has LanceDB's Python library
+/// open it (`trainer/tests/lancedb_load.py`): the model fingerprint, every row, the index, and
+/// each probed row's own id first in a dot-product search.
+pub fn lancedb_compat() -> anyhow::Result<()> {
+    let model_dir = model::fetch_default()?;
+    let python = venv_python(&[("lancedb", "lancedb")])?;
+    crate::web::build_test_trainer()?;
+    let trainer = target_dir().join("debug/trainer");
+    let work = std::env::temp_dir().join(format!("ifir-lancedb-compat-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    let index = work.join("demo.ifidx");
+    let db = work.join("db");
+    run(Command::new(&trainer)
+        .args(["index", "--model"])
+        .arg(&model_dir)
+        .arg("--corpus")
+        .arg(root().join("engine/demo/corpus.jsonl"))
+        .arg("--output")
+        .arg(&index))?;
+    run(Command::new(&trainer)
+        .args(["store", "--index"])
+        .arg(&index)
+        .arg("--store")
+        .arg(&db)
+        .args(["--ann", "ivf-pq", "--partitions", "4"]))?;
+    let out = Command::new(python)
+        .arg(root().join("trainer/tests/lancedb_load.py"))
+        .arg(&db)
+        .arg("corpus")
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "LanceDB's Python library refused the table: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    // The index file: magic (8 bytes), header length (u64 LE), JSON header.
+    let bytes = std::fs::read(&index)?;
+    let len = u64::from_le_bytes(bytes[8..16].try_into()?) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[16..16 + len])?;
+    let model = header["model"]
+        .as_str()
+        .context("no model in the index header")?;
+    anyhow::ensure!(read["model"] == model, "model {model}: {read}");
+    anyhow::ensure!(read["rows"] == 243, "rows: {read}");
+    anyhow::ensure!(
+        read["columns"] == serde_json::json!(["id", "vector"]),
+        "columns: {read}"
+    );
+    anyhow::ensure!(
+        read["indices"].as_array().is_some_and(|i| i.len() == 1),
+        "index: {read}"
+    );
+    for probe in read["self_search"].as_array().context("self_search")? {
+        anyhow::ensure!(probe["row"] == probe["found"], "search: {read}");
+    }
+    println!("LanceDB (Python) reads the table: {read}");
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }

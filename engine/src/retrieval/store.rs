@@ -85,7 +85,8 @@ pub struct StoreSearch {
     /// IVF partitions probed per query (more: higher recall, slower). Default 20.
     pub nprobes: usize,
     /// Re-rank `k x refine_factor` candidates with their exact vectors (`None`: the index's
-    /// own, possibly quantised, scores). Default 5.
+    /// own, possibly quantised, scores). Default 20: product-quantised scores of 384-wide
+    /// embeddings order the near neighbours loosely (BENCHMARKS.md).
     pub refine_factor: Option<u32>,
     /// Scan every row instead of using the index (exact; for checks).
     pub exhaustive: bool,
@@ -95,7 +96,7 @@ impl Default for StoreSearch {
     fn default() -> Self {
         StoreSearch {
             nprobes: 20,
-            refine_factor: Some(5),
+            refine_factor: Some(20),
             exhaustive: false,
         }
     }

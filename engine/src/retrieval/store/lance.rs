@@ -76,6 +76,13 @@ fn runtime(location: &Path) -> Result<tokio::runtime::Runtime> {
         .map_err(|e| EngineError::io(location, e))
 }
 
+/// The URI LanceDB is given for the folder `location`: its absolute path. (LanceDB takes any
+/// URI that starts with "db", such as the relative folder `db/`, for its cloud service.)
+fn uri(location: &Path) -> Result<String> {
+    let absolute = std::path::absolute(location).map_err(|e| EngineError::io(location, e))?;
+    Ok(absolute.to_string_lossy().into_owned())
+}
+
 /// An error of LanceDB or Arrow about the store at `location`.
 fn store_error(location: &Path, table: &str, error: impl std::fmt::Display) -> EngineError {
     EngineError::data(location, 0, format!("table {table:?}: {error}"))
@@ -202,7 +209,7 @@ impl VectorStore {
         } else {
             CreateTableMode::Create
         };
-        let uri = location.to_string_lossy().to_string();
+        let uri = uri(location)?;
         let created = runtime.block_on(async {
             let db = lancedb::connect(&uri).execute().await?;
             db.create_table(table, reader).mode(mode).execute().await
@@ -226,7 +233,7 @@ impl VectorStore {
             ));
         }
         let runtime = runtime(location)?;
-        let uri = location.to_string_lossy().to_string();
+        let uri = uri(location)?;
         let opened = runtime.block_on(async {
             let db = lancedb::connect(&uri).execute().await?;
             let t = db.open_table(table).execute().await?;
