@@ -26,27 +26,8 @@ fn f16_weights_halve_the_file_and_keep_embeddings() {
     let device = Device::flex();
     let full = Encoder::from_files(&files, &device).unwrap();
     let small = Encoder::from_files(&reread, &device).unwrap();
-    let set = engine::demo::demo_set().unwrap();
-    let mut texts: Vec<String> = set
-        .corpus
-        .iter()
-        .take(60)
-        .map(|p| p.encoder_text())
-        .collect();
-    texts.extend(
-        common::golden("minilm_golden.json")
-            .into_iter()
-            .map(|g| g.text),
-    );
-    let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-    let (x, y) = (full.encode(&refs).unwrap(), small.encode(&refs).unwrap());
-    let worst = (0..refs.len())
-        .map(|i| common::cosine(x.row(i), y.row(i)))
-        .fold(f64::INFINITY, f64::min);
-    println!(
-        "f16 vs f32: worst cosine {worst:.6} over {} texts",
-        refs.len()
-    );
+    let worst = worst_cosine(&full, &small);
+    println!("f16 vs f32: worst cosine {worst:.6}");
     assert!(worst >= 0.999, "worst cosine {worst}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -559,11 +559,13 @@ pub fn e2e() -> anyhow::Result<()> {
     let artifacts = root().join("tests/e2e/artifacts");
     std::fs::create_dir_all(&artifacts)?;
     let tuned_model = finetuned_model(&model, &artifacts)?;
-    build_site(
-        &site,
-        &site_models(model.clone(), std::slice::from_ref(&tuned_model))?,
-        Builder::Direct,
-    )?;
+    let models = site_models(model.clone(), std::slice::from_ref(&tuned_model))?;
+    build_site(&site, &models, Builder::Direct)?;
+    // The native engine reads the very files the page downloads (int8 weights).
+    let served: Vec<PathBuf> = models
+        .iter()
+        .map(|m| site.join("models").join(&m.key))
+        .collect();
     setup::apt_install(&["chromium"])?;
     let e2e = root().join("tests/e2e");
     npm_ci(
@@ -572,7 +574,7 @@ pub fn e2e() -> anyhow::Result<()> {
         "playwright-core, without its browser download",
     )?;
     step("native reference rankings (trainer search, CPU)");
-    let reference_path = native_references(&model, &tuned_model, &artifacts)?;
+    let reference_path = native_references(&served[0], &served[1], &artifacts)?;
     let listener = TcpListener::bind(("127.0.0.1", 0))?;
     let port = listener.local_addr()?.port();
     let served = site.clone();
