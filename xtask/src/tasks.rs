@@ -287,7 +287,7 @@ pub fn mteb_compat() -> anyhow::Result<()> {
 /// each probed row's own id first in a dot-product search.
 pub fn lancedb_compat() -> anyhow::Result<()> {
     let model_dir = model::fetch_default()?;
-    let python = venv_python(&[("lancedb", "lancedb")])?;
+    let python = venv_python(&[("lancedb==0.40.0", "lancedb")])?;
     crate::web::build_test_trainer()?;
     let trainer = target_dir().join("debug/trainer");
     let work = std::env::temp_dir().join(format!("ifir-lancedb-compat-{}", std::process::id()));
