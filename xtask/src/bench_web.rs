@@ -9,14 +9,13 @@
 //! instruction joined before the query as the engine's default template does); the native
 //! engine's top 10 for each (`trainer embed`, CPU) is the reference for agreement.
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 
 use anyhow::Context;
 
 use crate::tasks::{root, run, step, venv_python};
-use crate::web::{build_site, npm_ci, serve, site_models, trainer, Builder};
+use crate::web::{build_site, npm_ci, run_in_browser, site_models, trainer, Builder};
 use crate::{model, setup};
 
 /// `cargo xtask bench-web`.
@@ -55,16 +54,7 @@ pub fn run_bench() -> anyhow::Result<()> {
     std::fs::copy(dir.join("tjs.html"), site.join("tjs.html"))?;
     step("the 50 query texts and the native engine's top 10 (trainer embed, CPU)");
     cases(&model, &site.join("bench"))?;
-    let listener = TcpListener::bind(("127.0.0.1", 0))?;
-    let port = listener.local_addr()?.port();
-    let served = site.clone();
-    std::thread::spawn(move || serve(&served, listener));
-    step(&format!("headless Chromium on http://127.0.0.1:{port}/"));
-    run(Command::new("node")
-        .arg(dir.join("bench.mjs"))
-        .arg(format!("http://127.0.0.1:{port}/"))
-        .arg(&site)
-        .arg(&artifacts))?;
+    run_in_browser(&site, &dir.join("bench.mjs"), &[site.as_path(), &artifacts])?;
     std::fs::write(artifacts.join("export.json"), exported)?;
     println!("\nsummary: {}", artifacts.join("summary.json").display());
     Ok(())

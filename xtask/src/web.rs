@@ -575,19 +575,26 @@ pub fn e2e() -> anyhow::Result<()> {
     )?;
     step("native reference rankings (trainer search, CPU)");
     let reference_path = native_references(&served[0], &served[1], &artifacts)?;
+    run_in_browser(
+        &site,
+        &e2e.join("app.test.mjs"),
+        &[reference_path.as_path(), &artifacts],
+    )
+}
+
+/// Serves `site` on a free local port and runs the node `script` with the site's URL and
+/// `args` (headless Chromium through playwright-core). `run` starts commands in the workspace
+/// root: the script is named by its full path, so node resolves playwright-core from its folder.
+pub fn run_in_browser(site: &Path, script: &Path, args: &[&Path]) -> anyhow::Result<()> {
     let listener = TcpListener::bind(("127.0.0.1", 0))?;
     let port = listener.local_addr()?.port();
-    let served = site.clone();
+    let served = site.to_path_buf();
     std::thread::spawn(move || serve(&served, listener));
     step(&format!("headless Chromium on http://127.0.0.1:{port}/"));
-    // `run` starts commands in the workspace root: name the script by its full path (node
-    // resolves playwright-core from the script's folder).
     run(Command::new("node")
-        .arg(e2e.join("app.test.mjs"))
+        .arg(script)
         .arg(format!("http://127.0.0.1:{port}/"))
-        .arg(&reference_path)
-        .arg(&artifacts))?;
-    Ok(())
+        .args(args))
 }
 
 /// A second model for the model picker: the default one fine-tuned for three steps with the
