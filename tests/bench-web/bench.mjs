@@ -111,7 +111,7 @@ async function ours() {
   const warm = Date.now() - t1;
   await context.close();
   return {
-    system: 'project (burn-flex, CPU wasm, F16 weights)', cold_first_result_ms: cold, warm_first_result_ms: warm,
+    system: 'project (burn-flex, CPU wasm, int8 weights)', cold_first_result_ms: cold, warm_first_result_ms: warm,
     corpus_encode_ms: corpusMs, bytes: fetched, ...latencySummary(ms, tops),
     texts_encoded_per_query: encodedLines.map((l) => l.match(/\((\d+) of 3/)?.[1]).join(''),
   };

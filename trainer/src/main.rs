@@ -12,6 +12,7 @@ mod progress;
 mod search;
 mod store;
 mod synth;
+mod synth_anchors;
 mod synth_llm;
 mod train;
 

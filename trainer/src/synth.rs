@@ -32,6 +32,8 @@ pub enum SynthCommand {
     Renderings(RenderingsArgs),
     /// InF-IR and dual-view records from an OpenAI-compatible chat endpoint.
     Llm(crate::synth_llm::LlmArgs),
+    /// Distillation anchors for `train --distill-data`: instructions written for the set's queries, each with the query's on-topic passages.
+    Anchors(crate::synth_anchors::AnchorsArgs),
 }
 
 /// `trainer synth renderings`.
@@ -109,24 +111,25 @@ pub fn run(command: SynthCommand) -> anyhow::Result<()> {
         SynthCommand::Attributes(a) => attributes(a),
         SynthCommand::Renderings(a) => renderings(a),
         SynthCommand::Llm(a) => crate::synth_llm::run(a),
+        SynthCommand::Anchors(a) => crate::synth_anchors::run(a),
     }
 }
 
 /// What the base model finds around each judged query of a set.
-struct Neighbours {
+pub(crate) struct Neighbours {
     /// Index into `set.queries`.
-    query: usize,
+    pub query: usize,
     /// The relevant passage's id.
-    positive: String,
+    pub positive: String,
     /// The most similar unjudged passages scoring within the gap of the positive, best first.
-    candidates: Vec<String>,
+    pub candidates: Vec<String>,
     /// The most similar other judged query (index into `set.queries`).
-    nearest_query: Option<usize>,
+    pub nearest_query: Option<usize>,
 }
 
 /// Encodes the corpus and the queries with the base model and finds, for every query with a
 /// relevant passage, its on-topic unjudged candidates and its nearest other query.
-fn neighbours(
+pub(crate) fn neighbours(
     model: &ModelArgs,
     set: &EvalSet,
     og: &engine::data::Qrels,
@@ -499,7 +502,10 @@ impl<'a> Rendered<'a> {
     }
 }
 
-fn write_jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> anyhow::Result<()> {
+pub(crate) fn write_jsonl(
+    path: &Path,
+    lines: impl Iterator<Item = serde_json::Value>,
+) -> anyhow::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("{}: cannot create", parent.display()))?;

@@ -442,3 +442,80 @@ fn renderings_keep_every_positive_relevant_and_hold_out_the_same_queries() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--contrast-share"));
 }
+
+#[test]
+fn anchors_pair_written_instructions_with_on_topic_passages_and_skip_excluded_queries() {
+    let dir = tmp("anchors");
+    let set = dir.join("set");
+    small_set(&set);
+    // Instructions found by the query's text, by the id's prefix, and one for no query.
+    let instructions = dir.join("instructions.jsonl");
+    let lines = [
+        json!({"_id": "x_1", "text": "I bake at home and want simple advice.", "metadata": {"origin_query": "How does sourdough starter work "}}),
+        json!({"_id": "x_2", "text": "I run a bakery and need the science.", "metadata": {"origin_query": "how does sourdough starter work"}}),
+        json!({"_id": "q1_1", "text": "I install panels for a living.", "metadata": {}}),
+        json!({"_id": "q2_1", "text": "I am training for my first race.", "metadata": {}}),
+        json!({"_id": "zz_1", "text": "Matches nothing.", "metadata": {"origin_query": "no such query"}}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&instructions, text.join("\n") + "\n").unwrap();
+    // The marathon query is held out.
+    let heldout = dir.join("heldout");
+    std::fs::create_dir_all(&heldout).unwrap();
+    std::fs::write(
+        heldout.join("queries.jsonl"),
+        json!({"_id": "other-id", "text": "how does marathon pacing work"}).to_string() + "\n",
+    )
+    .unwrap();
+    let out = dir.join("anchors.jsonl");
+    let run = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .env("IFIR_MODEL", crate::common::model_dir())
+        .args(["synth", "anchors", "--set"])
+        .arg(&set)
+        .arg("--instructions")
+        .arg(&instructions)
+        .arg("--exclude")
+        .arg(&heldout)
+        .args(["--candidates", "3", "--per-query", "1", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let records = read_lines(&out);
+    // One per query at most: sourdough (two instructions, one kept) and solar; marathon held out.
+    assert_eq!(records.len(), 2, "{records:?}");
+    for r in &records {
+        let query = r["query"].as_str().unwrap();
+        assert!(!query.contains("marathon"));
+        let i = if query.contains("sourdough") { 0 } else { 1 };
+        assert!(r["positive"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("Marker{i}")));
+        let negatives = r["negatives"].as_array().unwrap();
+        assert_eq!(negatives.len(), 2);
+        // The query's own unjudged passage is the most similar one.
+        assert!(negatives[0].as_str().unwrap().contains("famous names"));
+        assert!(r["instruction_reversed"].is_null());
+    }
+    // No instruction for any query: a clear error, no file.
+    let none = dir.join("none.jsonl");
+    std::fs::write(&none, lines[4].to_string() + "\n").unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .env("IFIR_MODEL", crate::common::model_dir())
+        .args(["synth", "anchors", "--set"])
+        .arg(&set)
+        .arg("--instructions")
+        .arg(&none)
+        .arg("--output")
+        .arg(dir.join("never.jsonl"))
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no instruction matches"));
+    assert!(!dir.join("never.jsonl").exists());
+}

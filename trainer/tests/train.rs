@@ -776,3 +776,98 @@ fn two_cpu_replicas_train_the_weights_of_one_device_and_resume_identically() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Distillation anchors over the records' topics: an instruction, a query and three passages.
+fn anchors(dir: &Path) -> PathBuf {
+    let topics = [
+        "sourdough bread",
+        "solar panels",
+        "coral reefs",
+        "tax returns",
+    ];
+    let lines: Vec<String> = topics
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "query": format!("{t} basics"),
+                "instruction": "I teach an evening class and want material my students can follow.",
+                "positive": format!("An easy introduction to {t} with simple examples."),
+                "negatives": [
+                    format!("A dense technical report on {t} with many formulas."),
+                    format!("Market figures for {t} in 2021."),
+                ],
+                "instruction_negatives": [],
+            })
+            .to_string()
+        })
+        .collect();
+    let path = dir.join("anchors.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn distillation_adds_nothing_while_the_model_is_its_teacher_then_acts() {
+    let (dir, model, data, plain) = fresh("distill", 6);
+    let anchors = anchors(&dir);
+    let mut args = common(&model, &data, &plain);
+    args.extend(["--max-steps", "4"]);
+    ok(&train(&args));
+    let distilled = dir.join("distilled");
+    let mut args = common(&model, &data, &distilled);
+    args.extend([
+        "--max-steps",
+        "4",
+        "--distill-data",
+        s(&anchors),
+        "--distill-weight",
+        "10",
+        "--distill-batch",
+        "3",
+    ]);
+    let err = ok(&train(&args));
+    assert!(err.contains("distillation: 4 anchors"), "{err}");
+    let (a, b) = (losses(&plain), losses(&distilled));
+    // At the first step the student is the teacher: the divergence is 0 and so is its gradient.
+    assert!((a[0] - b[0]).abs() < 1e-5, "{a:?} vs {b:?}");
+    // Once the weights move, the term adds to the loss and changes the path.
+    assert!(
+        a.iter().zip(&b).skip(1).any(|(x, y)| (x - y).abs() > 1e-4),
+        "{a:?} vs {b:?}"
+    );
+    assert!(
+        max_diff(
+            &weights(&plain.join("model")),
+            &weights(&distilled.join("model"))
+        ) > 0.0
+    );
+}
+
+#[test]
+fn bad_distillation_settings_and_anchors_are_refused_before_training() {
+    let (dir, model, data, out) = fresh("distill-bad", 4);
+    // An InF-IR record has no candidate list: refused, naming the file and the record.
+    let inf_ir = dir.join("inf-ir.jsonl");
+    let first = std::fs::read_to_string(&data).unwrap();
+    std::fs::write(&inf_ir, first.lines().next().unwrap().to_string() + "\n").unwrap();
+    let mut args = common(&model, &data, &out);
+    args.extend(["--max-steps", "1", "--distill-data", s(&inf_ir)]);
+    let run = train(&args);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(err.contains("inf-ir.jsonl: record 1"), "{err}");
+    let anchors = anchors(&dir);
+    let mut args = common(&model, &data, &out);
+    args.extend([
+        "--max-steps",
+        "1",
+        "--distill-data",
+        s(&anchors),
+        "--grad-cache-chunk",
+        "2",
+    ]);
+    let run = train(&args);
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("direct step only"));
+    assert!(!out.join("model").exists());
+}

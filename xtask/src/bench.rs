@@ -1,5 +1,6 @@
 //! `cargo xtask bench`: CPU embedding throughput of the engine against sentence-transformers
-//! (PyTorch CPU, from PyPI in a venv) on the same passages and batch size, in the same run.
+//! (PyTorch CPU, from PyPI in a venv) and ONNX Runtime (the same model exported to ONNX here,
+//! fp32 and dynamic int8) on the same passages and batch size, in the same run.
 
 use std::io::Write;
 use std::process::Command;
@@ -44,6 +45,7 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
             .arg(batch.to_string()),
     )?;
     results.push(st);
+    results.extend(onnx_runtime(&model_dir, &texts, batch)?);
     println!("\n| system | passages | seconds | passages/s |\n|---|---|---|---|");
     for r in &results {
         println!(
@@ -54,10 +56,62 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
             r["passages_per_s"].as_f64().unwrap_or(0.0)
         );
     }
-    let ratio = results[0]["passages_per_s"].as_f64().unwrap_or(0.0)
-        / results[1]["passages_per_s"].as_f64().unwrap_or(1.0);
-    println!("\nengine / sentence-transformers = {ratio:.2}x (batch {batch}, {passages} passages, {} cores)", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let rate = |r: &serde_json::Value| r["passages_per_s"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "\n(batch {batch}, {passages} passages, {} cores)",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
+    for anchor in &results[1..] {
+        println!(
+            "engine / {} = {:.2}x",
+            anchor["system"].as_str().unwrap_or("?"),
+            rate(&results[0]) / rate(anchor)
+        );
+    }
     Ok(())
+}
+
+/// The model exported to ONNX here (fp32 and dynamic int8, `engine/benches/export_onnx.py`)
+/// and run by ONNX Runtime on the same texts: the two rows of the ONNX Runtime anchor.
+fn onnx_runtime(
+    model_dir: &std::path::Path,
+    texts: &std::path::Path,
+    batch: usize,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    let python = venv_python(&[
+        ("sentence-transformers", "sentence_transformers"),
+        ("onnx", "onnx"),
+        ("onnxruntime", "onnxruntime"),
+        ("onnxscript", "onnxscript"),
+    ])?;
+    let out = crate::tasks::target_dir().join("bench-onnx");
+    let name = model_dir.file_name().context("model folder name")?;
+    let onnx = out.join(name).join("onnx");
+    if !onnx.join("model_quantized.onnx").is_file() {
+        println!("bench: exporting the model to ONNX in {}", out.display());
+        let exported = capture(
+            Command::new(&python)
+                .arg(root().join("engine/benches/export_onnx.py"))
+                .arg(model_dir)
+                .arg(&out),
+        )?;
+        println!("bench: exported {exported}");
+    }
+    let mut rows = Vec::new();
+    for (file, label) in [("model.onnx", "fp32"), ("model_quantized.onnx", "int8")] {
+        rows.push(capture(
+            Command::new(&python)
+                .arg(root().join("engine/benches/ort_throughput.py"))
+                .arg(onnx.join(file))
+                .arg(model_dir)
+                .arg(texts)
+                .arg(batch.to_string())
+                .arg(label),
+        )?);
+    }
+    Ok(rows)
 }
 
 /// `cargo run --release -p engine --example NAME --`, arguments to follow.

@@ -5,6 +5,7 @@
 
 pub mod attributes;
 pub mod batch;
+pub mod distill;
 pub mod objectives;
 pub mod records;
 pub mod renderings;
@@ -20,6 +21,7 @@ use crate::instruction::CrossAttentionInteraction;
 use crate::tokenize::TextTokenizer;
 
 pub use batch::{epoch_order, BatchLayout, TrainingTuple, TupleIndex};
+pub use distill::{distillation_loss, AnchorRow, DistillationAnchor};
 pub use objectives::{Factor, Loss, Objective};
 pub use records::{RecordFile, TrainingRecord};
 

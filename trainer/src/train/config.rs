@@ -177,6 +177,14 @@ train_config! {
     checkpoint_every: usize = 100;
     /// Checkpoints kept on disk (older ones are deleted).
     keep_checkpoints: usize = 2;
+    /// Distillation anchors (learning without forgetting): instruction-negative records (formats.md §3) whose passages, under their instruction and query, the model keeps ranking as the teacher does (KL divergence of the two softmax distributions at the loss's τ); empty = none. `trainer synth anchors` makes them.
+    distill_data: PathBuf = PathBuf::new();
+    /// The frozen teacher of the distillation; empty = the run's starting model (`model`).
+    distill_teacher: PathBuf = PathBuf::new();
+    /// Weight of the distillation term beside the contrastive loss.
+    distill_weight: f64 = 1.0;
+    /// Distillation anchors per micro-batch (drawn from their own seeded stream).
+    distill_batch: usize = 4;
     /// Evaluation-set folder (formats.md §1) evaluated during training; empty = none.
     eval_set: PathBuf = PathBuf::new();
     /// Evaluate every N steps (0 = before training and at the end only).

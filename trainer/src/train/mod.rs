@@ -2,10 +2,12 @@
 //! (seeds-spec §2 InF-Embed, §3 dual view). The objectives, record formats and batching are
 //! the engine's (`engine::training`); this module is the loop around them: AdamW with warm-up
 //! and decay, global gradient clipping, gradient accumulation, GradCache, checkpoints and
-//! resume, NaN guard, progress, metrics log, plots and periodic evaluation.
+//! resume, NaN guard, progress, metrics log, plots and periodic evaluation, and the optional
+//! distillation term that keeps a frozen teacher's rankings ([`distill`]).
 
 pub mod checkpoint;
 pub mod config;
+pub mod distill;
 pub mod model;
 pub mod parallel;
 pub mod plot;
@@ -185,6 +187,7 @@ struct Run {
     batches: Batches,
     log: MetricsLog,
     eval_set: Option<engine::EvalSet>,
+    distillation: Option<distill::Distillation>,
     resumed: bool,
     start_step: usize,
     step: usize,
@@ -258,6 +261,13 @@ impl Run {
             max_negatives: config.max_hard_negatives,
             order: None,
         };
+        let distillation = distill::Distillation::prepare(
+            &config,
+            &setup.texts,
+            &setup.model_config,
+            plan.loss.temperature,
+            &setup.device,
+        )?;
         let bar = crate::progress::train_bar(total_steps);
         bar.set_position(start_step as u64);
         Ok(Run {
@@ -269,6 +279,7 @@ impl Run {
             batches,
             log,
             eval_set,
+            distillation,
             resumed: resume_from.is_some(),
             start_step,
             step: start_step,
@@ -302,7 +313,7 @@ impl Run {
         for a in 0..self.accumulation {
             let micro = step * self.accumulation + a;
             let layout = self.layout(micro)?;
-            let (value, grads) = self.gradients(&layout)?;
+            let (value, grads) = self.gradients(&layout, micro)?;
             if !value.is_finite() {
                 return Err(diverged(
                     &self.config.output,
@@ -359,8 +370,12 @@ impl Run {
         })
     }
 
-    /// The loss and gradients of one micro-batch (GradCache when configured).
-    fn gradients(&self, layout: &BatchLayout) -> anyhow::Result<(f64, GradientsParams)> {
+    /// The loss and gradients of micro-batch `micro` (GradCache when configured).
+    fn gradients(
+        &self,
+        layout: &BatchLayout,
+        micro: usize,
+    ) -> anyhow::Result<(f64, GradientsParams)> {
         let texts = &self.setup.texts;
         if !self.setup.replicas.is_empty() {
             parallel::data_parallel_step(
@@ -381,12 +396,14 @@ impl Run {
                 self.config.grad_cache_chunk,
             )
         } else {
+            let distillation = self.distillation.as_ref().map(|d| (d, micro));
             direct_step(
                 &self.model,
                 texts,
                 layout,
                 &self.plan.loss,
                 self.accumulation,
+                distillation,
             )
         }
     }
@@ -533,6 +550,10 @@ impl Plan {
         if c.max_steps == 0 && c.epochs == 0 {
             bail!("nothing to do: --epochs 0 and --max-steps 0");
         }
+        let distilling = !c.distill_data.as_os_str().is_empty();
+        if distilling && (c.grad_cache_chunk > 0 || c.devices.replicas.len() > 1 || cross) {
+            bail!("--distill-data works with the direct step only: not with --grad-cache-chunk, --devices or cross-attention");
+        }
         Ok(Plan { loss, cross })
     }
 }
@@ -645,19 +666,23 @@ fn scalar(t: Tensor<1>) -> anyhow::Result<f64> {
     Ok(v.first().copied().unwrap_or(f32::NAN) as f64)
 }
 
-/// One micro-batch with the whole graph in memory.
+/// One micro-batch with the whole graph in memory, plus the distillation term of micro-batch
+/// `micro` when the run has one.
 fn direct_step(
     model: &TrainModel,
     texts: &Texts,
     layout: &BatchLayout,
     loss: &Loss,
     accumulation: usize,
+    distillation: Option<(&distill::Distillation, usize)>,
 ) -> anyhow::Result<(f64, GradientsParams)> {
     let pairs = model.embed_pairs(texts, layout, 0..layout.pairs.len())?;
     let passages = model.embed_passages(texts, layout, 0..layout.passages.len())?;
-    let value = loss
-        .forward(pairs.matmul(passages.transpose()), layout)
-        .div_scalar(accumulation as f64);
+    let mut value = loss.forward(pairs.matmul(passages.transpose()), layout);
+    if let Some((d, micro)) = distillation {
+        value = value + d.loss(model, texts, micro)?;
+    }
+    let value = value.div_scalar(accumulation as f64);
     let v = scalar(value.clone())?;
     if !v.is_finite() {
         return Ok((v * accumulation as f64, GradientsParams::new()));
