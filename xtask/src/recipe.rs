@@ -143,7 +143,9 @@ fn build_trainer(gpu: bool) -> anyhow::Result<PathBuf> {
     Ok(target_dir().join("release/trainer"))
 }
 
-/// `trainer synth renderings` into `data` (train.jsonl, heldout/), unless already there.
+/// `trainer synth renderings` into `data` (train.jsonl, heldout/), unless already there;
+/// with `anchors` as the first argument, `trainer synth anchors` instead (distillation anchors
+/// from the InstructIR instructions in ../shared/data, the rest of the arguments passed on).
 fn synthesize(
     trainer: &Path,
     base: &Path,
@@ -154,6 +156,31 @@ fn synthesize(
     if data.join("train.jsonl").is_file() {
         println!("synthesized data found in {}: kept", data.display());
         return Ok(());
+    }
+    if let Some(("anchors", rest)) = extra.split_first().map(|(k, r)| (*k, r)) {
+        step(&format!(
+            "trainer synth anchors {} (MS MARCO subset) into {}",
+            rest.join(" "),
+            data.display()
+        ));
+        let instructions =
+            root().join("../shared/data/instructir-instructions/only_instruction_queries.jsonl");
+        anyhow::ensure!(
+            instructions.is_file(),
+            "distillation anchors need {}, which is absent",
+            instructions.display()
+        );
+        return run(Command::new(trainer)
+            .args(["synth", "anchors", "--model"])
+            .arg(base)
+            .arg("--set")
+            .arg(msmarco)
+            .arg("--instructions")
+            .arg(&instructions)
+            .arg("--output")
+            .arg(data.join("train.jsonl"))
+            .args(rest)
+            .current_dir(root()));
     }
     step(&format!(
         "trainer synth renderings {} (MS MARCO subset, 10% of the queries held out) into {}",
