@@ -73,6 +73,14 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What `engine/benches/export_onnx.py` and `ort_throughput.py` import: (PyPI package, module).
+pub const ONNX_PACKAGES: [(&str, &str); 4] = [
+    ("sentence-transformers", "sentence_transformers"),
+    ("onnx", "onnx"),
+    ("onnxruntime", "onnxruntime"),
+    ("onnxscript", "onnxscript"),
+];
+
 /// The model exported to ONNX here (fp32 and dynamic int8, `engine/benches/export_onnx.py`)
 /// and run by ONNX Runtime on the same texts: the two rows of the ONNX Runtime anchor.
 fn onnx_runtime(
@@ -80,12 +88,7 @@ fn onnx_runtime(
     texts: &std::path::Path,
     batch: usize,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
-    let python = venv_python(&[
-        ("sentence-transformers", "sentence_transformers"),
-        ("onnx", "onnx"),
-        ("onnxruntime", "onnxruntime"),
-        ("onnxscript", "onnxscript"),
-    ])?;
+    let python = venv_python(&ONNX_PACKAGES)?;
     let out = crate::tasks::target_dir().join("bench-onnx");
     let name = model_dir.file_name().context("model folder name")?;
     let onnx = out.join(name).join("onnx");
@@ -116,7 +119,7 @@ fn onnx_runtime(
 
 /// `cargo run --release -p engine --example NAME --`, arguments to follow.
 fn engine_example(name: &str) -> Command {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cmd = crate::tasks::cargo();
     cmd.args([
         "run",
         "--quiet",
@@ -283,7 +286,7 @@ fn trainer_pairs_per_s(
     device: &str,
 ) -> anyhow::Result<f64> {
     let [batch, steps, query_len, passage_len] = shape.map(|x| x.to_string());
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cargo = crate::tasks::cargo();
     cargo.args(["run", "--quiet", "--release", "-p", "trainer"]);
     if device != "cpu" {
         cargo.args(["--features", &format!("engine/{device}")]);

@@ -32,12 +32,7 @@ pub fn run_bench() -> anyhow::Result<()> {
         "transformers.js and playwright-core",
     )?;
     step("all-MiniLM-L6-v2 to ONNX, fp32 and int8 (engine/benches/export_onnx.py)");
-    let python = venv_python(&[
-        ("sentence-transformers", "sentence_transformers"),
-        ("onnx", "onnx"),
-        ("onnxruntime", "onnxruntime"),
-        ("onnxscript", "onnxscript"),
-    ])?;
+    let python = venv_python(&crate::bench::ONNX_PACKAGES)?;
     let export = Command::new(&python)
         .arg(root().join("engine/benches/export_onnx.py"))
         .arg(&model)

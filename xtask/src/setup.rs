@@ -35,9 +35,7 @@ impl WasmToolchain {
     /// A `cargo` command set up for this toolchain.
     pub fn cargo(self) -> Command {
         match self {
-            WasmToolchain::Rustup => {
-                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            }
+            WasmToolchain::Rustup => crate::tasks::cargo(),
             WasmToolchain::Debian => {
                 let mut c = Command::new("/usr/bin/cargo");
                 let path = std::env::var("PATH").unwrap_or_default();

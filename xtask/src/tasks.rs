@@ -39,8 +39,30 @@ pub fn output_ok(cmd: &mut Command) -> Option<String> {
 }
 
 /// The cargo that runs xtask (`$CARGO`), else `cargo` from PATH.
+/// `cargo`, without the variables cargo set for xtask itself (`CARGO_PKG_NAME`,
+/// `CARGO_MANIFEST_DIR`, ...). Build scripts such as ring's declare `rerun-if-env-changed` on
+/// some of them, so a cargo started from xtask and one started from a shell would each
+/// rebuild ring, rustls and the LanceDB stack behind them (about 10 minutes here) whenever
+/// they alternate.
 pub fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    for (key, _) in std::env::vars_os() {
+        let inherited = key.to_str().is_some_and(|k| {
+            [
+                "CARGO_PKG_",
+                "CARGO_MANIFEST_",
+                "CARGO_CRATE_",
+                "CARGO_BIN_",
+            ]
+            .iter()
+            .any(|prefix| k.starts_with(prefix))
+                || k == "CARGO_PRIMARY_PACKAGE"
+        });
+        if inherited {
+            command.env_remove(&key);
+        }
+    }
+    command
 }
 
 /// Prints a step heading with the time since xtask started (so CI logs show where time goes).
