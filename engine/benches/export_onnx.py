@@ -77,6 +77,20 @@ def export(model_dir: Path, onnx_dir: Path) -> Path:
     return path
 
 
+def limit_tokens(model_dir: Path, target: Path) -> None:
+    """Writes sentence-transformers' max_seq_length (256 for this model) as the tokenizer's
+    model_max_length (512 in the file), the limit transformers.js truncates at: every system
+    of the benchmark then sees the same tokens."""
+    st_config = model_dir / "sentence_bert_config.json"
+    config_path = target / "tokenizer_config.json"
+    if not st_config.is_file() or not config_path.is_file():
+        return
+    limit = json.loads(st_config.read_text())["max_seq_length"]
+    config = json.loads(config_path.read_text())
+    config["model_max_length"] = limit
+    config_path.write_text(json.dumps(config, indent=2))
+
+
 def embed(session: ort.InferenceSession, tokenizer, texts: list[str]) -> np.ndarray:
     enc = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="np")
     feeds = {i.name: enc[i.name].astype(np.int64) for i in session.get_inputs()}
@@ -94,6 +108,7 @@ def main() -> None:
     for name in FILES:
         if (model_dir / name).is_file():
             shutil.copy(model_dir / name, target / name)
+    limit_tokens(model_dir, target)
     fp32 = export(model_dir, onnx_dir)
     int8 = onnx_dir / "model_quantized.onnx"
     # Per-channel scales: per-tensor ones lose too much on this model (lowest cosine 0.92).

@@ -120,6 +120,11 @@ pub struct Encoder {
     pause: Option<Pause>,
 }
 
+/// Padded tokens (rows x length) up to which a batch runs its forward pass without pausing:
+/// a query of this size is a few milliseconds of work in the page's wasm (about 20 MFLOP a
+/// token for all-MiniLM-L6-v2), less than the timer delays seven pauses add.
+pub const PAUSE_MIN_TOKENS: usize = 48;
+
 impl std::fmt::Debug for Encoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Encoder")
@@ -166,7 +171,8 @@ impl Encoder {
     /// Gives the thread back (awaits `pause()`) after the embeddings and after each layer of
     /// every forward pass of the `*_async` methods, so that no single task runs a whole pass:
     /// on a single-threaded CPU backend (the page's wasm) a pass over a batch of passages is
-    /// hundreds of milliseconds, one layer a sixth of it.
+    /// hundreds of milliseconds, one layer a sixth of it. Batches of at most
+    /// [`PAUSE_MIN_TOKENS`] padded tokens run without pauses.
     pub fn pause_between_layers(&mut self, pause: Pause) {
         self.pause = Some(pause);
     }
@@ -258,9 +264,16 @@ impl Encoder {
             let batch = plan.batch(rows, self.config.bert.pad_token_id);
             let (ids, mask) = batch.tensors(&self.device);
             let mut pass = self.model.start(ids, mask);
-            self.pause().await;
-            while pass.step() {
+            // A short batch (one query, say) runs its whole pass in one task: well under a
+            // long task's 50 ms, and each pause costs the page a timer's delay.
+            let pausing = batch.ids.len() > PAUSE_MIN_TOKENS;
+            if pausing {
                 self.pause().await;
+            }
+            while pass.step() {
+                if pausing {
+                    self.pause().await;
+                }
             }
             let pooled = pool(pass.finish(), &batch, self.config.pooling, &self.device);
             let values = self.read_back(pooled).await?;

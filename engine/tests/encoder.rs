@@ -552,3 +552,34 @@ fn fewer_layers_in_file_than_config_is_reported() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn only_batches_past_the_token_threshold_pause_between_layers() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let mut enc = common::cpu_encoder();
+    let pauses = Arc::new(AtomicUsize::new(0));
+    let counter = pauses.clone();
+    let pause: engine::encoder::Pause = Arc::new(
+        move || -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Box::pin(std::future::ready(()))
+        },
+    );
+    enc.pause_between_layers(pause);
+    let plain = common::cpu_encoder();
+    // A short query: one task, no pause, the same embedding.
+    let short = enc.encode(&["how do solar panels work"]).unwrap();
+    assert_eq!(pauses.load(Ordering::SeqCst), 0);
+    let reference = plain.encode(&["how do solar panels work"]).unwrap();
+    assert!(common::cosine(short.row(0), reference.row(0)) > 0.99999);
+    // One text longer than the threshold: a pause after the embeddings and after each of the
+    // 6 layers.
+    let long = "solar panels turn light into electricity ".repeat(12);
+    assert!(long.split_whitespace().count() > engine::encoder::PAUSE_MIN_TOKENS);
+    let paused = enc.encode(&[long.as_str()]).unwrap();
+    let after_long = pauses.load(Ordering::SeqCst);
+    assert_eq!(after_long, 7);
+    let reference = plain.encode(&[long.as_str()]).unwrap();
+    assert!(common::cosine(paused.row(0), reference.row(0)) > 0.99999);
+}
