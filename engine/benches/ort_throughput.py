@@ -9,6 +9,7 @@ import json
 import sys
 import time
 
+from bench_texts import read_passages
 import numpy as np
 import onnxruntime as ort
 from transformers import AutoTokenizer
@@ -18,13 +19,7 @@ def main():
     onnx_file, model_dir, path = sys.argv[1], sys.argv[2], sys.argv[3]
     batch, label = int(sys.argv[4]), sys.argv[5]
     repeats = int(sys.argv[6]) if len(sys.argv) > 6 else 1
-    texts = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                title = r.get("title") or ""
-                texts.append(f"{title} {r['text']}" if title.strip() else r["text"])
+    texts = read_passages(path)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     options = ort.SessionOptions()
     session = ort.InferenceSession(onnx_file, options, providers=["CPUExecutionProvider"])

@@ -6,19 +6,14 @@ import sys
 import time
 
 import torch
+from bench_texts import read_passages
 from sentence_transformers import SentenceTransformer
 
 
 def main():
     model_dir, path, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
     repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 1
-    texts = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                title = r.get("title") or ""
-                texts.append(f"{title} {r['text']}" if title.strip() else r["text"])
+    texts = read_passages(path)
     model = SentenceTransformer(model_dir, device="cpu")
     model.encode(texts[:batch], batch_size=batch)
     start = time.perf_counter()
