@@ -337,6 +337,7 @@ fn small_set(dir: &Path) {
 
 fn renderings(set: &Path, out: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .env("IFIR_MODEL", crate::common::model_dir())
         .args(["synth", "renderings", "--set"])
         .arg(set)
         .arg("--output")
