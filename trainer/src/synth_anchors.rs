@@ -80,36 +80,7 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
         .with_context(|| format!("{}: qrels/og.tsv is needed", args.set.display()))?;
     let excluded = excluded_queries(&args.exclude)?;
     let written: Vec<WrittenInstruction> = engine::data::read_jsonl(&args.instructions)?;
-    let by_text: BTreeMap<String, usize> = set
-        .queries
-        .iter()
-        .enumerate()
-        .map(|(i, q)| (key(&q.text), i))
-        .collect();
-    let by_id: BTreeMap<&str, usize> = set
-        .queries
-        .iter()
-        .enumerate()
-        .map(|(i, q)| (q.id.as_str(), i))
-        .collect();
-    let mut per_query: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
-    for w in &written {
-        let found = by_text
-            .get(&key(&w.metadata.origin_query))
-            .copied()
-            .or_else(|| {
-                w.id.rsplit_once('_')
-                    .and_then(|(q, _)| by_id.get(q).copied())
-            });
-        if let Some(q) = found.filter(|&q| {
-            let query = &set.queries[q];
-            !excluded.contains(&query.id) && !excluded.contains(&key(&query.text))
-        }) {
-            if !w.text.trim().is_empty() {
-                per_query.entry(q).or_default().push(w.text.as_str());
-            }
-        }
-    }
+    let mut per_query = instructions_by_query(&set, &written, &excluded);
     anyhow::ensure!(
         !per_query.is_empty(),
         "{}: no instruction matches a query of {} outside the excluded sets",
@@ -159,6 +130,45 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
         excluded.len()
     );
     Ok(())
+}
+
+/// The written instructions of each query of `set` (by index), found by the query's text or
+/// the id's prefix; queries in `excluded` (ids and lower-cased texts) get none.
+fn instructions_by_query<'a>(
+    set: &EvalSet,
+    written: &'a [WrittenInstruction],
+    excluded: &HashSet<String>,
+) -> BTreeMap<usize, Vec<&'a str>> {
+    let by_text: BTreeMap<String, usize> = set
+        .queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (key(&q.text), i))
+        .collect();
+    let by_id: BTreeMap<&str, usize> = set
+        .queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.id.as_str(), i))
+        .collect();
+    let mut per_query: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for w in written {
+        let found = by_text
+            .get(&key(&w.metadata.origin_query))
+            .copied()
+            .or_else(|| {
+                w.id.rsplit_once('_')
+                    .and_then(|(q, _)| by_id.get(q).copied())
+            });
+        let kept = found.filter(|&q| {
+            let query = &set.queries[q];
+            !excluded.contains(&query.id) && !excluded.contains(&key(&query.text))
+        });
+        if let Some(q) = kept.filter(|_| !w.text.trim().is_empty()) {
+            per_query.entry(q).or_default().push(w.text.as_str());
+        }
+    }
+    per_query
 }
 
 /// The ids and texts (lower-cased) of the queries of every `--exclude` folder.
