@@ -239,20 +239,7 @@ impl Run {
         } else {
             Some(engine::EvalSet::load(&config.eval_set)?)
         };
-        eprintln!(
-            "training {} on {} records ({} micro-batches of {} per epoch), {} steps, loss {} (τ = {}), device {}",
-            config.model.display(),
-            records.len(),
-            micro_per_epoch,
-            config.batch_size,
-            total_steps,
-            plan.loss.objective,
-            plan.loss.temperature,
-            match config.devices.replicas.len() {
-                0 => config.device.name().to_string(),
-                _ => format!("{} (data-parallel)", config.devices),
-            }
-        );
+        announce(&config, &plan, records.len(), micro_per_epoch, total_steps);
         let batches = Batches {
             records,
             per_epoch: micro_per_epoch,
@@ -474,6 +461,24 @@ impl Run {
         );
         Ok(())
     }
+}
+
+/// The run's one-line summary on stderr.
+fn announce(config: &TrainConfig, plan: &Plan, records: usize, per_epoch: usize, steps: usize) {
+    eprintln!(
+        "training {} on {} records ({} micro-batches of {} per epoch), {} steps, loss {} (τ = {}), device {}",
+        config.model.display(),
+        records,
+        per_epoch,
+        config.batch_size,
+        steps,
+        plan.loss.objective,
+        plan.loss.temperature,
+        match config.devices.replicas.len() {
+            0 => config.device.name().to_string(),
+            _ => format!("{} (data-parallel)", config.devices),
+        }
+    );
 }
 
 /// The model and optimiser a run starts from, and its first step: the base model, or the
