@@ -37,7 +37,7 @@ impl WasmToolchain {
         match self {
             WasmToolchain::Rustup => crate::tasks::cargo(),
             WasmToolchain::Debian => {
-                let mut c = Command::new("/usr/bin/cargo");
+                let mut c = crate::tasks::cargo_at("/usr/bin/cargo");
                 let path = std::env::var("PATH").unwrap_or_default();
                 c.env("PATH", format!("/usr/bin:{path}"))
                     .env("RUSTC", "/usr/bin/rustc")

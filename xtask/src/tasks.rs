@@ -38,14 +38,19 @@ pub fn output_ok(cmd: &mut Command) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The cargo that runs xtask (`$CARGO`), else `cargo` from PATH.
-/// `cargo`, without the variables cargo set for xtask itself (`CARGO_PKG_NAME`,
-/// `CARGO_MANIFEST_DIR`, ...). Build scripts such as ring's declare `rerun-if-env-changed` on
-/// some of them, so a cargo started from xtask and one started from a shell would each
-/// rebuild ring, rustls and the LanceDB stack behind them (about 10 minutes here) whenever
-/// they alternate.
+/// The cargo that runs xtask (`$CARGO`), else `cargo` from PATH, without xtask's own
+/// variables ([`cargo_at`]).
 pub fn cargo() -> Command {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo_at(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// The cargo at `program`, without the variables cargo set for xtask itself
+/// (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, ...). Build scripts such as ring's declare
+/// `rerun-if-env-changed` on some of them, so a cargo started from xtask and one started from
+/// a shell would each rebuild ring, rustls and the LanceDB stack behind them (about 10 minutes
+/// here) whenever they alternate.
+pub fn cargo_at(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
     for (key, _) in std::env::vars_os() {
         let inherited = key.to_str().is_some_and(|k| {
             [
