@@ -6,10 +6,13 @@
 pub mod attributes;
 pub mod batch;
 pub mod distill;
+pub mod model;
 pub mod objectives;
 pub mod records;
 pub mod renderings;
 pub mod settings;
+#[cfg(feature = "autodiff")]
+pub mod step;
 
 use burn::tensor::{Int, Tensor, TensorData};
 

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use engine::model_files::{ModelFiles, CROSS_ATTENTION_WEIGHTS, WEIGHTS};
 
 use super::config::TrainConfig;
-use super::model::TrainModel;
+use super::TrainModel;
 
 const OPTIMIZER: &str = "optimizer.bpk";
 const STATE: &str = "state.json";

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use engine::training::step::Schedule;
 use engine::training::{Factor, Objective};
 use engine::{BackendKind, DeviceSet, QueryTemplate};
 
@@ -31,51 +32,6 @@ impl std::str::FromStr for InteractionKind {
             other => Err(format!(
                 "unknown interaction '{other}': use concat or cross-attention"
             )),
-        }
-    }
-}
-
-/// The learning rate after warm-up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Schedule {
-    /// Down to 0 in a straight line.
-    Linear,
-    /// Half a cosine down to 0.
-    Cosine,
-    /// The peak rate throughout.
-    Constant,
-}
-
-impl std::str::FromStr for Schedule {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "linear" => Ok(Schedule::Linear),
-            "cosine" => Ok(Schedule::Cosine),
-            "constant" => Ok(Schedule::Constant),
-            other => Err(format!(
-                "unknown schedule '{other}': use linear, cosine or constant"
-            )),
-        }
-    }
-}
-
-impl Schedule {
-    /// Learning-rate factor at `step` (0-based) of `total`: linear warm-up over
-    /// `warmup_ratio` of the steps, then this decay.
-    pub fn factor(self, step: usize, total: usize, warmup_ratio: f64) -> f64 {
-        let warmup = (warmup_ratio * total as f64).round() as usize;
-        let s = step as f64;
-        if step < warmup {
-            return (s + 1.0) / (warmup as f64 + 1.0);
-        }
-        let progress = (s - warmup as f64) / ((total - warmup).max(1) as f64);
-        match self {
-            Schedule::Cosine => 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()),
-            Schedule::Constant => 1.0,
-            Schedule::Linear => (1.0 - progress).max(0.0),
         }
     }
 }

@@ -15,7 +15,7 @@ use engine::training::{distillation_loss, AnchorRow, BatchLayout, DistillationAn
 use engine::{Device, ModelConfig};
 
 use super::config::TrainConfig;
-use super::model::{Texts, TrainModel};
+use super::{Texts, TrainModel};
 
 /// Stream id of the anchor draw.
 const DISTILL_STREAM: u64 = 0xD157_111A_7E5C;
@@ -91,7 +91,7 @@ impl Distillation {
         model: &TrainModel,
         texts: &Texts,
         micro: usize,
-    ) -> anyhow::Result<Tensor<1>> {
+    ) -> engine::Result<Tensor<1>> {
         let mut rng = SplitMix64::for_stream(self.seed ^ DISTILL_STREAM, micro as u64);
         let chosen: Vec<usize> = (0..self.per_batch)
             .map(|_| {

@@ -8,7 +8,6 @@
 pub mod checkpoint;
 pub mod config;
 pub mod distill;
-pub mod model;
 pub mod parallel;
 pub mod plot;
 
@@ -17,25 +16,23 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use burn::module::{Module, ModuleVisitor, Param, ParamId};
-use burn::optim::{AdamWConfig, GradientsAccumulator, GradientsParams};
+use burn::module::Module;
+use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::{Bytes, Tensor};
 
-use engine::model_files::{ModelFiles, TOKENIZER_JSON};
-use engine::rng::SplitMix64;
-use engine::tokenize::TextTokenizer;
-use engine::training::{epoch_order, BatchLayout, Loss, RecordFile, TrainingTuple};
+use engine::model_files::ModelFiles;
+use engine::training::step::{
+    clip_global_norm, direct_gradients, micro_batch_layout, scalar, AdamW, BlockSampling,
+    Optimizer, RecordStream,
+};
+use engine::training::{BatchLayout, Loss, RecordFile};
 use engine::{Device, ModelConfig};
 
 use crate::cli::TrainArgs;
 use checkpoint::CheckpointState;
 use config::TrainConfig;
-use model::TrainModel;
 
-pub use model::Texts;
-
-/// Stream id of the I-block sampling generator (the data order uses the epoch number).
-const SAMPLING_STREAM: u64 = 0x5EED_1B10_C40D;
+pub use engine::training::model::{Texts, TrainModel};
 
 /// `trainer train`: settings, then the stages of a run.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
@@ -110,21 +107,14 @@ impl Setup {
         };
         let base = ModelFiles::read_dir(&config.model)?;
         let model_config = ModelConfig::from_files(&base)?;
-        let max_positions = model_config.bert.max_position_embeddings;
-        let tokenizer = |limit: usize| -> anyhow::Result<TextTokenizer> {
-            Ok(TextTokenizer::from_bytes(
-                base.required(TOKENIZER_JSON, "tokenizer")?,
-                &base.path_of(TOKENIZER_JSON),
-                limit.min(max_positions).max(2),
-            )?)
-        };
-        let texts = Texts {
-            query_tokenizer: tokenizer(config.query_max_length)?,
-            passage_tokenizer: tokenizer(config.passage_max_length)?,
-            config: model_config.clone(),
-            template: config.template.clone(),
-            chunk: config.encode_chunk.max(1),
-        };
+        let texts = Texts::new(
+            &base,
+            &model_config,
+            config.query_max_length,
+            config.passage_max_length,
+            config.template.clone(),
+            config.encode_chunk,
+        )?;
         Ok(Setup {
             device,
             replicas,
@@ -184,7 +174,7 @@ struct Run {
     setup: Setup,
     model: TrainModel,
     optimizer: Optimizer,
-    batches: Batches,
+    batches: RecordStream<RecordFile>,
     log: MetricsLog,
     eval_set: Option<engine::EvalSet>,
     distillation: Option<distill::Distillation>,
@@ -198,9 +188,6 @@ struct Run {
     pairs_done: usize,
     last_loss: f64,
 }
-
-/// AdamW over the trained modules.
-type Optimizer = burn::optim::ModuleOptimizer;
 
 impl Run {
     /// Loads the model (and optimiser state when resuming), writes the run's config and opens
@@ -240,14 +227,12 @@ impl Run {
             Some(engine::EvalSet::load(&config.eval_set)?)
         };
         announce(&config, &plan, records.len(), micro_per_epoch, total_steps);
-        let batches = Batches {
+        let batches = RecordStream::new(
             records,
-            per_epoch: micro_per_epoch,
-            batch: config.batch_size,
-            seed: config.seed,
-            max_negatives: config.max_hard_negatives,
-            order: None,
-        };
+            config.batch_size,
+            config.seed,
+            config.max_hard_negatives,
+        );
         let distillation = distill::Distillation::prepare(
             &config,
             &setup.texts,
@@ -342,19 +327,12 @@ impl Run {
     /// The batch layout of micro-batch `micro` (its I-block sampled from its own stream).
     fn layout(&mut self, micro: usize) -> anyhow::Result<BatchLayout> {
         let tuples = self.batches.micro_batch(micro)?;
-        let mut rng = SplitMix64::for_stream(self.config.seed ^ SAMPLING_STREAM, micro as u64);
-        let needs_block = self.plan.loss.objective.needs_instruction_block();
-        let layout = BatchLayout::new(
-            &tuples,
-            needs_block,
-            self.config.instruction_fraction,
-            &mut rng,
-        );
-        Ok(if self.config.query_alone_in_block && needs_block {
-            layout.with_query_alone()
-        } else {
-            layout
-        })
+        let sampling = BlockSampling {
+            instruction_fraction: self.config.instruction_fraction,
+            query_alone: self.config.query_alone_in_block,
+            seed: self.config.seed,
+        };
+        Ok(micro_batch_layout(&tuples, &self.plan.loss, sampling, micro))
     }
 
     /// The loss and gradients of micro-batch `micro` (GradCache when configured).
@@ -383,15 +361,22 @@ impl Run {
                 self.config.grad_cache_chunk,
             )
         } else {
-            let distillation = self.distillation.as_ref().map(|d| (d, micro));
-            direct_step(
+            let term = |model: &TrainModel| -> engine::Result<Tensor<1>> {
+                let d = self.distillation.as_ref().expect("only called with distillation");
+                d.loss(model, texts, micro)
+            };
+            let extra = self
+                .distillation
+                .as_ref()
+                .map(|_| &term as engine::training::step::ExtraTerm<'_>);
+            Ok(direct_gradients(
                 &self.model,
                 texts,
                 layout,
                 &self.plan.loss,
                 self.accumulation,
-                distillation,
-            )
+                extra,
+            )?)
         }
     }
 
@@ -490,11 +475,13 @@ fn load_model(
     records: usize,
     resume_from: Option<&Path>,
 ) -> anyhow::Result<(TrainModel, Optimizer, usize)> {
-    let adamw = AdamWConfig::new()
-        .with_beta_1(config.beta1 as f32)
-        .with_beta_2(config.beta2 as f32)
-        .with_epsilon(config.adam_epsilon as f32)
-        .with_weight_decay(config.weight_decay as f32);
+    let adamw = AdamW {
+        beta1: config.beta1,
+        beta2: config.beta2,
+        epsilon: config.adam_epsilon,
+        weight_decay: config.weight_decay,
+    }
+    .config();
     let train_device = setup.device.clone().autodiff();
     let Some(path) = resume_from else {
         let model = TrainModel::load(&setup.base, &setup.model_config, plan.cross, &train_device)?;
@@ -626,76 +613,6 @@ fn check_resumable(
     Ok(())
 }
 
-/// The data stream: the tuples of any micro-batch, records `order[k*B..(k+1)*B]` of its
-/// epoch (the epoch's order is computed once and kept).
-struct Batches {
-    records: RecordFile,
-    per_epoch: usize,
-    batch: usize,
-    seed: u64,
-    max_negatives: usize,
-    order: Option<(usize, Vec<usize>)>,
-}
-
-impl Batches {
-    fn micro_batch(&mut self, micro: usize) -> anyhow::Result<Vec<TrainingTuple>> {
-        let epoch = micro / self.per_epoch;
-        let k = micro % self.per_epoch;
-        if self.order.as_ref().is_none_or(|(e, _)| *e != epoch) {
-            self.order = Some((
-                epoch,
-                epoch_order(self.records.len(), self.seed, epoch as u64),
-            ));
-        }
-        let order = &self.order.as_ref().expect("set above").1;
-        let chosen: Vec<usize> = order
-            .iter()
-            .skip(k * self.batch)
-            .take(self.batch)
-            .copied()
-            .collect();
-        let mut tuples = Vec::new();
-        for i in chosen {
-            tuples.extend(self.records.read(i)?.tuples(self.max_negatives));
-        }
-        Ok(tuples)
-    }
-}
-
-fn scalar(t: Tensor<1>) -> anyhow::Result<f64> {
-    let v: Vec<f32> = t
-        .into_data()
-        .convert::<f32>()
-        .try_into_vec()
-        .map_err(|e| anyhow::anyhow!("reading the loss back: {e:?}"))?;
-    Ok(v.first().copied().unwrap_or(f32::NAN) as f64)
-}
-
-/// One micro-batch with the whole graph in memory, plus the distillation term of micro-batch
-/// `micro` when the run has one.
-fn direct_step(
-    model: &TrainModel,
-    texts: &Texts,
-    layout: &BatchLayout,
-    loss: &Loss,
-    accumulation: usize,
-    distillation: Option<(&distill::Distillation, usize)>,
-) -> anyhow::Result<(f64, GradientsParams)> {
-    let pairs = model.embed_pairs(texts, layout, 0..layout.pairs.len())?;
-    let passages = model.embed_passages(texts, layout, 0..layout.passages.len())?;
-    let mut value = loss.forward(pairs.matmul(passages.transpose()), layout);
-    if let Some((d, micro)) = distillation {
-        value = value + d.loss(model, texts, micro)?;
-    }
-    let value = value.div_scalar(accumulation as f64);
-    let v = scalar(value.clone())?;
-    if !v.is_finite() {
-        return Ok((v * accumulation as f64, GradientsParams::new()));
-    }
-    let grads = GradientsParams::from_grads(value.backward(), model);
-    Ok((v * accumulation as f64, grads))
-}
-
 /// GradCache (Gao et al. 2021): embed everything without a graph, take the loss's gradient
 /// with respect to the embeddings, then re-embed chunk by chunk with a graph and back-propagate
 /// `sum(embedding * its gradient)`. The parameter gradient is the direct one (up to float
@@ -712,10 +629,10 @@ fn grad_cache_step(
     let ranges = |n: usize| (0..n).step_by(chunk).map(move |s| s..(s + chunk).min(n));
     let pair_parts: Vec<Tensor<2>> = ranges(layout.pairs.len())
         .map(|r| frozen.embed_pairs(texts, layout, r))
-        .collect::<anyhow::Result<_>>()?;
+        .collect::<engine::Result<_>>()?;
     let passage_parts: Vec<Tensor<2>> = ranges(layout.passages.len())
         .map(|r| frozen.embed_passages(texts, layout, r))
-        .collect::<anyhow::Result<_>>()?;
+        .collect::<engine::Result<_>>()?;
     let (v, gradients) =
         embedding_gradients(pair_parts, passage_parts, layout, loss, accumulation)?;
     let Some((d_pairs, d_passages)) = gradients else {
@@ -770,55 +687,6 @@ pub(crate) fn embedding_gradients(
         .grad(&g)
         .context("no gradient for the passage embeddings")?;
     Ok((v, Some((d_pairs, d_passages))))
-}
-
-/// Scales all gradients together so their global L2 norm is at most `max_norm` (PyTorch's
-/// `clip_grad_norm_`; burn's own clipping works per tensor). Returns the norm before clipping.
-fn clip_global_norm(grads: &mut GradientsParams, model: &TrainModel, max_norm: f64) -> f64 {
-    struct Ids(Vec<(ParamId, usize)>);
-    impl ModuleVisitor for Ids {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-            self.0.push((param.id, D));
-        }
-    }
-    let mut ids = Ids(Vec::new());
-    model.visit(&mut ids);
-    fn sq<const D: usize>(grads: &GradientsParams, id: ParamId) -> Option<Tensor<1>> {
-        grads.get::<D>(id).map(|g| g.powf_scalar(2.0).sum())
-    }
-    fn scale<const D: usize>(grads: &mut GradientsParams, id: ParamId, f: f64) {
-        if let Some(g) = grads.remove::<D>(id) {
-            grads.register::<D>(id, g.mul_scalar(f));
-        }
-    }
-    let parts: Vec<Tensor<1>> = ids
-        .0
-        .iter()
-        .filter_map(|&(id, rank)| match rank {
-            1 => sq::<1>(grads, id),
-            2 => sq::<2>(grads, id),
-            3 => sq::<3>(grads, id),
-            _ => None,
-        })
-        .collect();
-    if parts.is_empty() {
-        return 0.0;
-    }
-    let norm = scalar(Tensor::cat(parts, 0).sum())
-        .unwrap_or(f64::NAN)
-        .sqrt();
-    if max_norm > 0.0 && norm > max_norm {
-        let f = max_norm / (norm + 1e-6);
-        for &(id, rank) in &ids.0 {
-            match rank {
-                1 => scale::<1>(grads, id, f),
-                2 => scale::<2>(grads, id, f),
-                3 => scale::<3>(grads, id, f),
-                _ => {}
-            }
-        }
-    }
-    norm
 }
 
 /// The metrics a periodic evaluation reports (raw fractions).

@@ -27,7 +27,7 @@ use engine::training::{BatchLayout, Loss};
 use engine::Device;
 
 use super::embedding_gradients;
-use super::model::{Texts, TrainModel};
+use super::{Texts, TrainModel};
 
 /// Rows `r` of `n` near-equal contiguous shares of `len` rows.
 fn share(len: usize, r: usize, n: usize) -> Range<usize> {

@@ -4,12 +4,13 @@
 use burn::module::Module;
 use burn::tensor::Tensor;
 
-use engine::bert::BertModel;
-use engine::instruction::{CrossAttentionInteraction, Interaction};
-use engine::model_files::{ModelFiles, CROSS_ATTENTION_WEIGHTS, WEIGHTS};
-use engine::tokenize::TextTokenizer;
-use engine::training::BatchLayout;
-use engine::{Device, ModelConfig, QueryTemplate};
+use crate::bert::BertModel;
+use crate::error::Result;
+use crate::instruction::{CrossAttentionInteraction, Interaction};
+use crate::model_files::{ModelFiles, CROSS_ATTENTION_WEIGHTS, TOKENIZER_JSON, WEIGHTS};
+use crate::tokenize::TextTokenizer;
+use crate::training::BatchLayout;
+use crate::{Device, ModelConfig, QueryTemplate};
 
 /// The trainable parameters.
 #[derive(Module, Debug)]
@@ -34,6 +35,35 @@ pub struct Texts {
     pub chunk: usize,
 }
 
+impl Texts {
+    /// The tokenizers of `files` at the run's token limits (each capped at the model's
+    /// position embeddings), with the model's settings.
+    pub fn new(
+        files: &ModelFiles,
+        config: &ModelConfig,
+        query_max_length: usize,
+        passage_max_length: usize,
+        template: QueryTemplate,
+        chunk: usize,
+    ) -> Result<Self> {
+        let max_positions = config.bert.max_position_embeddings;
+        let tokenizer = |limit: usize| {
+            TextTokenizer::from_bytes(
+                files.required(TOKENIZER_JSON, "tokenizer")?,
+                &files.path_of(TOKENIZER_JSON),
+                limit.min(max_positions).max(2),
+            )
+        };
+        Ok(Texts {
+            query_tokenizer: tokenizer(query_max_length)?,
+            passage_tokenizer: tokenizer(passage_max_length)?,
+            config: config.clone(),
+            template,
+            chunk: chunk.max(1),
+        })
+    }
+}
+
 impl TrainModel {
     /// Loads the base model (and a cross-attention module: saved weights when `files` has
     /// them, else the identity) onto `device`.
@@ -42,7 +72,7 @@ impl TrainModel {
         config: &ModelConfig,
         cross: bool,
         device: &Device,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self> {
         let bert = BertModel::from_files(files, &config.bert, device)?;
         let cross = if cross {
             let dim = config.bert.hidden_size;
@@ -62,7 +92,7 @@ impl TrainModel {
         texts: &Texts,
         layout: &BatchLayout,
         range: std::ops::Range<usize>,
-    ) -> anyhow::Result<Tensor<2>> {
+    ) -> Result<Tensor<2>> {
         let pairs = &layout.pairs[range];
         let pad = texts.config.bert.pad_token_id;
         let pooling = texts.config.pooling;
@@ -77,9 +107,9 @@ impl TrainModel {
                             &layout.queries[q],
                         )
                     })
-                    .collect::<engine::Result<Vec<String>>>()?;
+                    .collect::<Result<Vec<String>>>()?;
                 let joined: Vec<&str> = joined.iter().map(|s| s.as_str()).collect();
-                engine::training::embed(
+                crate::training::embed(
                     &self.bert,
                     &texts.query_tokenizer,
                     pad,
@@ -93,7 +123,7 @@ impl TrainModel {
                     .iter()
                     .map(|&(i, q)| (layout.instructions[i].as_str(), layout.queries[q].as_str()))
                     .collect();
-                engine::training::embed_cross_attention(
+                crate::training::embed_cross_attention(
                     &self.bert,
                     module,
                     &texts.query_tokenizer,
@@ -111,9 +141,9 @@ impl TrainModel {
         texts: &Texts,
         layout: &BatchLayout,
         range: std::ops::Range<usize>,
-    ) -> anyhow::Result<Tensor<2>> {
+    ) -> Result<Tensor<2>> {
         let passages: Vec<&str> = layout.passages[range].iter().map(|s| s.as_str()).collect();
-        Ok(engine::training::embed(
+        Ok(crate::training::embed(
             &self.bert,
             &texts.passage_tokenizer,
             texts.config.bert.pad_token_id,
@@ -126,7 +156,7 @@ impl TrainModel {
     /// The model as a Hugging Face folder: `base`'s files with the trained weights (tensors
     /// the engine does not train, such as the pooler, copied from `base`), plus
     /// `cross_attention.safetensors` for Interaction II.
-    pub fn to_files(&self, base: &ModelFiles) -> anyhow::Result<ModelFiles> {
+    pub fn to_files(&self, base: &ModelFiles) -> Result<ModelFiles> {
         let mut files = base.clone();
         files.insert(WEIGHTS, self.bert.to_safetensors(base.get(WEIGHTS))?);
         if let Some(cross) = &self.cross {
