@@ -1,6 +1,6 @@
 //! Embedding throughput of the engine on the CPU backend.
 //!
-//! `cargo run --release -p engine --example embed_throughput -- MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray]`
+//! `cargo run --release -p engine --example embed_throughput -- MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray] [f32|int8]`
 //!
 //! (`ndarray` needs `--features ndarray`; it exists only to compare the two CPU backends.)
 //!
@@ -17,7 +17,7 @@ use engine::Encoder;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 3 {
-        eprintln!("usage: embed_throughput MODEL_DIR TEXTS.jsonl BATCH [REPEATS]");
+        eprintln!("usage: embed_throughput MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray] [f32|int8]");
         std::process::exit(2);
     }
     let model = PathBuf::from(&args[0]);
@@ -36,7 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .into())
         }
     };
+    let precision: engine::Precision = args.get(5).map_or(Ok(Default::default()), |s| s.parse())?;
     let mut encoder = Encoder::load(&model, &device)?;
+    encoder.set_precision(precision)?;
     encoder.batch_size = batch;
     let texts: Vec<String> = passages.iter().map(|p| p.encoder_text()).collect();
     let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
@@ -49,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let total = refs.len() * repeats;
     println!(
         "{}",
-        serde_json::json!({"system": format!("engine (burn-{backend}, CPU)"), "passages": total, "seconds": secs, "passages_per_s": total as f64 / secs})
+        serde_json::json!({"system": format!("engine (burn-{backend}, CPU, {precision})"), "passages": total, "seconds": secs, "passages_per_s": total as f64 / secs})
     );
     Ok(())
 }

@@ -104,6 +104,39 @@ pub fn l2_normalize(v: &mut [f32]) {
 /// `yield_now`): a function returning the future to await.
 pub type Pause = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync>;
 
+/// The arithmetic of the encoder's dense layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// 32-bit floats throughout (every backend; matches sentence-transformers).
+    #[default]
+    F32,
+    /// 8-bit integer products for the dense layers ([`crate::int8`]): weights per output row,
+    /// activations per row, on the CPU backend. Faster on CPUs with AVX-512 VNNI; the
+    /// embeddings move within the quantisation's error (BENCHMARKS.md: nDCG@10 and cosines).
+    Int8,
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Precision::F32 => "f32",
+            Precision::Int8 => "int8",
+        })
+    }
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "f32" => Ok(Precision::F32),
+            "int8" => Ok(Precision::Int8),
+            other => Err(format!("unknown precision '{other}': use f32 or int8")),
+        }
+    }
+}
+
 /// A loaded sentence encoder: tokenizer, transformer, pooling, normalisation, and how an
 /// instruction meets a query ([`Interaction`]).
 pub struct Encoder {
@@ -166,6 +199,30 @@ impl Encoder {
             batch_size: DEFAULT_BATCH_SIZE,
             pause: None,
         })
+    }
+
+    /// Runs the dense layers at `precision` from now on. 8 bits need the CPU backend (an
+    /// error on any other device); back to f32 means reloading the model.
+    pub fn set_precision(&mut self, precision: Precision) -> Result<()> {
+        match precision {
+            Precision::F32 if self.model.is_int8() => Err(EngineError::Invalid(
+                "the encoder already runs in int8; load the model again for f32".into(),
+            )),
+            Precision::F32 => Ok(()),
+            Precision::Int8 if !crate::kernels::is_cpu_inference(&self.device) => {
+                Err(EngineError::Invalid(format!(
+                    "int8 precision runs on the CPU backend only, not on {:?}",
+                    self.device
+                )))
+            }
+            Precision::Int8 if self.model.is_int8() => Ok(()),
+            Precision::Int8 => {
+                self.model.quantize_int8()?;
+                // Other embeddings: caches and index files keyed by the fingerprint tell them apart.
+                self.fingerprint.push_str("+int8");
+                Ok(())
+            }
+        }
     }
 
     /// Gives the thread back (awaits `pause()`) after the embeddings and after each layer of

@@ -17,9 +17,9 @@
 //! golden tests against sentence-transformers run through this path.
 
 use burn::backend::flex::{FlexTensor, Layout};
-use burn::backend::ops::ActivationOps;
+use burn::backend::ops::{ActivationOps, FloatTensorOps};
 use burn::backend::tensor::FloatTensor;
-use burn::backend::{backend_extension, Backend, DType, DispatchDevice, Flex};
+use burn::backend::{backend_extension, Backend, DType, DispatchDevice, Flex, TensorMetadata};
 use burn::tensor::{Bytes, Device, Tensor};
 
 /// GELU, `x Φ(x)`, as an extension operation: burn's own on every backend but Flex.
@@ -34,6 +34,102 @@ pub trait GeluKernel: Backend {
     fn gelu_erf_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
         Self::gelu_backward(x, grad)
     }
+}
+
+/// Softmax over the last dimension, as an extension operation: one pass per row on the CPU
+/// backend (max, then `e^(x - max)` with the vectorised [`exp`] and the sum, then the division)
+/// where burn-flex makes five passes with libm's `expf`.
+#[backend_extension(Flex)]
+pub trait SoftmaxKernel: Backend {
+    /// Softmax of every row (the last dimension).
+    fn softmax_rows(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        let last = x.shape().num_dims() - 1;
+        let shifted = Self::float_sub(x.clone(), Self::float_max_dim(x, last));
+        let e = Self::float_exp(shifted);
+        Self::float_div(e.clone(), Self::float_sum_dim(e, last))
+    }
+}
+
+/// Softmax over the last dimension: the one-pass kernel for CPU inference (the attention
+/// weights), burn's `softmax` everywhere else (training and GPU backends).
+pub fn softmax_last<const D: usize>(x: Tensor<D>) -> Tensor<D> {
+    if !enabled() || !is_cpu_inference(&x.device()) {
+        return burn::tensor::activation::softmax(x, D - 1);
+    }
+    Tensor::from_dispatch(<burn::backend::Dispatch as SoftmaxKernel>::softmax_rows(
+        x.into_dispatch(),
+    ))
+}
+
+impl SoftmaxKernel for Flex {
+    fn softmax_rows(x: FlexTensor) -> FlexTensor {
+        if x.dtype() != DType::F32 {
+            let last = x.layout().shape().num_dims() - 1;
+            let shifted = Flex::float_sub(x.clone(), Flex::float_max_dim(x, last));
+            let e = Flex::float_exp(shifted);
+            return Flex::float_div(e.clone(), Flex::float_sum_dim(e, last));
+        }
+        let shape = x.layout().shape().clone();
+        let width = shape[shape.num_dims() - 1].max(1);
+        let mut x = contiguous(x);
+        let n = shape.num_elements();
+        let mut fresh = None;
+        let values: &mut [f32] = match x.try_storage_mut::<f32>() {
+            Some(values) => &mut values[..n],
+            None => fresh.insert(x.as_slice::<f32>().expect("contiguous f32 tensor")[..n].to_vec()),
+        };
+        let rows_per_task = (CHUNK / width).max(1);
+        for_each_row_block(values, rows_per_task * width, |block| {
+            for row in block.chunks_exact_mut(width) {
+                softmax_row(row);
+            }
+        });
+        match fresh {
+            Some(out) => FlexTensor::new(
+                Bytes::from_elems(out),
+                Layout::contiguous(shape),
+                DType::F32,
+            ),
+            None => x,
+        }
+    }
+}
+
+/// Softmax of one row in place (AVX-512 where the CPU has it).
+fn softmax_row(row: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        // SAFETY: the CPU has AVX-512 F (checked just above).
+        unsafe { softmax_row_avx512(row) };
+        return;
+    }
+    softmax_row_plain(row);
+}
+
+#[inline(always)]
+fn softmax_row_plain(row: &mut [f32]) {
+    let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    let mut sum = 0.0f32;
+    for v in row.iter_mut() {
+        // Masked entries ([`crate::bert::MASKED`]) weigh exactly 0, as with libm's expf.
+        let d = *v - max;
+        *v = if d < -87.0 { 0.0 } else { exp(d) };
+        sum += *v;
+    }
+    let inv = 1.0 / sum;
+    for v in row.iter_mut() {
+        *v *= inv;
+    }
+}
+
+/// [`softmax_row_plain`] compiled with AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn softmax_row_avx512(row: &mut [f32]) {
+    softmax_row_plain(row)
 }
 
 /// GELU (erf form) of every element: the vectorised kernel on the CPU backend, burn's elsewhere.
@@ -56,6 +152,16 @@ fn runs_kernels(device: &Device) -> bool {
         device.clone().inner().as_dispatch(),
         DispatchDevice::Flex(_)
     )
+}
+
+/// Whether `device` is the CPU backend without autodiff: where the 8-bit dense layers
+/// ([`crate::int8`]) run.
+pub fn is_cpu_inference(device: &Device) -> bool {
+    !device.is_autodiff()
+        && matches!(
+            device.clone().inner().as_dispatch(),
+            DispatchDevice::Flex(_)
+        )
 }
 
 /// False when `IFIR_KERNELS=burn` (read once).
@@ -156,9 +262,7 @@ fn map_f32_indexed(x: FlexTensor, f: impl Fn(usize, f32) -> f32 + Sync + Send) -
     let n = shape.num_elements();
     if let Some(values) = x.try_storage_mut::<f32>() {
         for_each_chunk(&mut values[..n], |start, chunk| {
-            for (i, v) in chunk.iter_mut().enumerate() {
-                *v = f(start + i, *v);
-            }
+            map_chunk(chunk, None, start, &f);
         });
         return x;
     }
@@ -166,9 +270,7 @@ fn map_f32_indexed(x: FlexTensor, f: impl Fn(usize, f32) -> f32 + Sync + Send) -
     let mut out = vec![0.0f32; n];
     for_each_chunk(&mut out, |start, chunk| {
         let src = &src[start..start + chunk.len()];
-        for (i, (o, &v)) in chunk.iter_mut().zip(src).enumerate() {
-            *o = f(start + i, v);
-        }
+        map_chunk(chunk, Some(src), start, &f);
     });
     FlexTensor::new(
         Bytes::from_elems(out),
@@ -177,9 +279,76 @@ fn map_f32_indexed(x: FlexTensor, f: impl Fn(usize, f32) -> f32 + Sync + Send) -
     )
 }
 
+/// `out[i] = f(start + i, src[i])` (`src` defaults to `out` itself): compiled for AVX-512 too
+/// and chosen at run time, so the loop runs 16 lanes wide where the CPU has them (the binary
+/// is built for baseline x86-64, whose loops are 4 lanes wide).
+fn map_chunk(out: &mut [f32], src: Option<&[f32]>, start: usize, f: &impl Fn(usize, f32) -> f32) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        // SAFETY: the CPU has AVX-512 F (checked just above).
+        unsafe { map_chunk_avx512(out, src, start, f) };
+        return;
+    }
+    map_chunk_plain(out, src, start, f);
+}
+
+#[inline(always)]
+fn map_chunk_plain(
+    out: &mut [f32],
+    src: Option<&[f32]>,
+    start: usize,
+    f: &impl Fn(usize, f32) -> f32,
+) {
+    match src {
+        Some(src) => {
+            for (i, (o, &v)) in out.iter_mut().zip(src).enumerate() {
+                *o = f(start + i, v);
+            }
+        }
+        None => {
+            for (i, v) in out.iter_mut().enumerate() {
+                *v = f(start + i, *v);
+            }
+        }
+    }
+}
+
+/// [`map_chunk_plain`] compiled with AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn map_chunk_avx512(
+    out: &mut [f32],
+    src: Option<&[f32]>,
+    start: usize,
+    f: &impl Fn(usize, f32) -> f32,
+) {
+    map_chunk_plain(out, src, start, f)
+}
+
+/// Whether the CPU has AVX-512 F (checked once).
+#[cfg(target_arch = "x86_64")]
+fn has_avx512() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f"))
+}
+
 /// Elements per task: large enough that a task outweighs rayon's scheduling, small enough that
 /// both cores get work on one layer's activations (a few hundred thousand elements).
 const CHUNK: usize = 1 << 14;
+
+/// Runs `f(block)` over `values` in blocks of `block` elements, on rayon's threads natively.
+fn for_each_row_block(values: &mut [f32], block: usize, f: impl Fn(&mut [f32]) + Sync + Send) {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        values.par_chunks_mut(block).for_each(f);
+    }
+    #[cfg(target_arch = "wasm32")]
+    values.chunks_mut(block).for_each(f);
+}
 
 /// Runs `f(offset, chunk)` over `values` in chunks of [`CHUNK`], on rayon's threads natively.
 fn for_each_chunk(values: &mut [f32], f: impl Fn(usize, &mut [f32]) + Sync + Send) {

@@ -11,6 +11,7 @@
 //! * [`instruction`]: how an instruction joins a query (template or cross-attention);
 //! * [`kernels`]: vectorised CPU kernels burn-flex lacks (GELU forward and backward), plugged
 //!   in through burn's backend-extension point;
+//! * [`int8`]: 8-bit dense layers for CPU inference (AVX-512 VNNI where the CPU has it);
 //! * [`backend`]: one model code path over burn's CPU, wgpu/WebGPU, Vulkan and CUDA devices;
 //! * [`retrieval`]: exact cosine top-k, streaming, and the persistent index file;
 //! * [`atomic`] and [`served`]: files that appear whole, and the web deployment's model index;
@@ -62,6 +63,7 @@ pub mod encoder;
 pub mod error;
 pub mod evaluation;
 pub mod instruction;
+pub mod int8;
 pub mod kernels;
 pub mod metrics;
 pub mod model_files;
@@ -76,7 +78,7 @@ pub use backend::{BackendKind, DeviceSet};
 pub use burn::tensor::Device;
 pub use config::{BertConfig, ModelConfig, Pooling};
 pub use data::{EvalSet, Mode, Passage, Query};
-pub use encoder::{Embeddings, Encoder};
+pub use encoder::{Embeddings, Encoder, Precision};
 pub use error::{EngineError, Result};
 pub use instruction::{CrossAttentionInteraction, QueryTemplate};
 pub use model_files::{ModelFiles, WeightFormat};

@@ -129,3 +129,40 @@ fn int8_weights_quarter_the_file_and_keep_the_demo_rankings() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn int8_arithmetic_keeps_the_embeddings_and_the_demo_rankings() {
+    let device = Device::flex();
+    let full = Encoder::load(common::model_dir(), &device).unwrap();
+    let mut int8 = Encoder::load(common::model_dir(), &device).unwrap();
+    int8.set_precision(engine::Precision::Int8).unwrap();
+    assert_ne!(
+        full.fingerprint(),
+        int8.fingerprint(),
+        "caches and indexes must tell int8 embeddings apart"
+    );
+    let worst = worst_cosine(&full, &int8);
+    println!(
+        "int8 arithmetic ({:?} kernel) vs f32: worst cosine {worst:.6}",
+        engine::int8::Kernel::detect()
+    );
+    assert!(worst >= 0.99, "worst cosine {worst}");
+    let (f, q) = (demo_scores(&full), demo_scores(&int8));
+    println!("demo set og nDCG@10, changed nDCG@10, p-MRR: f32 {f:?}, int8 arithmetic {q:?}");
+    for (name, (x, y)) in ["og nDCG@10", "changed nDCG@10"]
+        .iter()
+        .zip(f.iter().zip(&q))
+    {
+        assert!((x - y).abs() <= 0.005, "{name}: f32 {x}, int8 {y}");
+    }
+    // Back to f32 needs a reload; int8 twice is a no-op.
+    assert!(int8.set_precision(engine::Precision::F32).is_err());
+    int8.set_precision(engine::Precision::Int8).unwrap();
+    // The training backend (autodiff) refuses 8 bits.
+    let mut training = Encoder::load(common::model_dir(), &device.clone().autodiff()).unwrap();
+    let err = training
+        .set_precision(engine::Precision::Int8)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("CPU backend"), "{err}");
+}

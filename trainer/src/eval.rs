@@ -297,6 +297,7 @@ fn evaluate_model(
         model: model.to_path_buf(),
         device: args.device,
         batch_size: args.batch_size,
+        precision: args.precision,
     };
     let mut encoder = model_args.load()?;
     args.template.apply(&mut encoder);

@@ -1,6 +1,7 @@
-//! `cargo xtask bench`: CPU embedding throughput of the engine against sentence-transformers
-//! (PyTorch CPU, from PyPI in a venv) and ONNX Runtime (the same model exported to ONNX here,
-//! fp32 and dynamic int8) on the same passages and batch size, in the same run.
+//! `cargo xtask bench`: CPU embedding throughput of the engine, in f32 and in 8-bit arithmetic,
+//! against sentence-transformers (PyTorch CPU, from PyPI in a venv) and ONNX Runtime (the same
+//! model exported to ONNX here, fp32 and dynamic int8) on the same passages and batch size, in
+//! the same run.
 
 use std::io::Write;
 use std::process::Command;
@@ -30,13 +31,16 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
     drop(f);
     let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
     let mut results = Vec::new();
-    let engine = capture(
-        engine_example("embed_throughput")
-            .arg(&model_dir)
-            .arg(&texts)
-            .arg(batch.to_string()),
-    )?;
-    results.push(engine);
+    // The engine twice, f32 and 8-bit arithmetic (`engine::int8`), then the anchors.
+    for precision in ["f32", "int8"] {
+        results.push(capture(
+            engine_example("embed_throughput")
+                .arg(&model_dir)
+                .arg(&texts)
+                .arg(batch.to_string())
+                .args(["1", "flex", precision]),
+        )?);
+    }
     let st = capture(
         Command::new(&python)
             .arg(root().join("engine/benches/st_throughput.py"))
@@ -63,12 +67,16 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
             .map(|n| n.get())
             .unwrap_or(1)
     );
-    for anchor in &results[1..] {
-        println!(
-            "engine / {} = {:.2}x",
-            anchor["system"].as_str().unwrap_or("?"),
-            rate(&results[0]) / rate(anchor)
-        );
+    let (engines, anchors) = results.split_at(2);
+    for engine in engines {
+        for anchor in anchors {
+            println!(
+                "{} / {} = {:.2}x",
+                engine["system"].as_str().unwrap_or("?"),
+                anchor["system"].as_str().unwrap_or("?"),
+                rate(engine) / rate(anchor)
+            );
+        }
     }
     Ok(())
 }

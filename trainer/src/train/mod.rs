@@ -332,7 +332,12 @@ impl Run {
             query_alone: self.config.query_alone_in_block,
             seed: self.config.seed,
         };
-        Ok(micro_batch_layout(&tuples, &self.plan.loss, sampling, micro))
+        Ok(micro_batch_layout(
+            &tuples,
+            &self.plan.loss,
+            sampling,
+            micro,
+        ))
     }
 
     /// The loss and gradients of micro-batch `micro` (GradCache when configured).
@@ -362,7 +367,10 @@ impl Run {
             )
         } else {
             let term = |model: &TrainModel| -> engine::Result<Tensor<1>> {
-                let d = self.distillation.as_ref().expect("only called with distillation");
+                let d = self
+                    .distillation
+                    .as_ref()
+                    .expect("only called with distillation");
                 d.loss(model, texts, micro)
             };
             let extra = self

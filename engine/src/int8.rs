@@ -1,0 +1,561 @@
+//! 8-bit matrix products for the CPU encoder: `y = x Wᵀ + b` with W stored as int8 (one scale
+//! per output row) and `x` quantised to 8 bits per row on the fly, multiplied in integers and
+//! scaled back to f32 in one pass.
+//!
+//! Why: two thirds of the CPU encoder's time is its dense layers (BENCHMARKS.md), and a CPU with
+//! AVX-512 VNNI multiplies four 8-bit pairs per 32-bit lane in one instruction (`vpdpbusd`),
+//! four times the lanes of an f32 FMA. ONNX Runtime's dynamic quantisation runs the same scheme.
+//!
+//! The scheme ([`QuantizedLinear`]):
+//! - weights: symmetric int8 per output row, `w = q_w · s_w[n]`, `s_w = max|w| / 127` (the
+//!   export's int8 format, [`crate::safetensors_io::quantize_rows`]);
+//! - activations: symmetric int8 per input row, `x = q_x · s_x[m]`, `s_x = max|x| / 127`, stored
+//!   as `q_x + 128` in a `u8` (VNNI multiplies unsigned by signed bytes); the `128 Σ_k q_w` that
+//!   the offset adds is subtracted once per output column;
+//! - `y[m, n] = s_x[m] s_w[n] Σ_k q_x[m, k] q_w[n, k] + b[n]`, the sum exact in `i32` (at most
+//!   `255 · 127 · K`, far from overflow for any BERT width).
+//!
+//! The integer sum is exact, so every kernel computes the same `i32` for the same inputs: the
+//! AVX-512 VNNI kernel (chosen at run time, so the binary runs on any x86-64) and the portable
+//! one (every other CPU, and wasm32) are tested against each other and against the plain f64
+//! product of the dequantised values. The error against f32 weights is the quantisation's own:
+//! the encoder's tests bound the cosine to the f32 embeddings and BENCHMARKS.md the nDCG@10.
+
+/// Output columns per packed panel: 4 vectors of 16 `i32` lanes.
+const PANEL: usize = 64;
+/// Rows per micro-tile (the quantised activations are padded to a multiple of it).
+const TILE_ROWS: usize = 6;
+/// Rows per parallel task: a few tiles, so both cores share even a query's short batch.
+const TASK_ROWS: usize = 4 * TILE_ROWS;
+
+/// A dense layer with int8 weights, packed for the kernels.
+#[derive(Clone)]
+pub struct QuantizedLinear {
+    /// Input width K.
+    d_in: usize,
+    /// Output width N.
+    d_out: usize,
+    /// K rounded up to a multiple of 4 (one VNNI group).
+    k_groups: usize,
+    /// Weights in panels of [`PANEL`] output columns: for panel `p`, group `g` (inputs
+    /// `4g..4g+4`) and column `j`, the four bytes at `((p · k_groups + g) · PANEL + j) · 4`.
+    /// Columns past N and inputs past K are zero.
+    packed: Vec<i8>,
+    /// `s_w[n]`.
+    scales: Vec<f32>,
+    /// `128 Σ_k q_w[n, k]`: what the `+128` offset of the activations adds to column n.
+    offsets: Vec<i32>,
+    /// `b[n]` (zeros when the layer has none).
+    bias: Vec<f32>,
+}
+
+impl std::fmt::Debug for QuantizedLinear {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuantizedLinear")
+            .field("d_in", &self.d_in)
+            .field("d_out", &self.d_out)
+            .finish()
+    }
+}
+
+impl QuantizedLinear {
+    /// From f32 weights `[d_out, d_in]` (row n = output n, the Hugging Face layout),
+    /// quantised per row.
+    pub fn from_f32(weights: &[f32], d_out: usize, d_in: usize, bias: Option<&[f32]>) -> Self {
+        assert_eq!(weights.len(), d_out * d_in, "weights are d_out x d_in");
+        let (q, scales) = crate::safetensors_io::quantize_rows(weights, d_in);
+        Self::from_int8(&q, &scales, d_out, d_in, bias)
+    }
+
+    /// From int8 weights `[d_out, d_in]` and their row scales.
+    pub fn from_int8(
+        q: &[i8],
+        scales: &[f32],
+        d_out: usize,
+        d_in: usize,
+        bias: Option<&[f32]>,
+    ) -> Self {
+        assert_eq!(q.len(), d_out * d_in, "weights are d_out x d_in");
+        assert_eq!(scales.len(), d_out, "one scale per output row");
+        let k_groups = d_in.div_ceil(4);
+        let panels = d_out.div_ceil(PANEL);
+        let mut packed = vec![0i8; panels * k_groups * PANEL * 4];
+        for n in 0..d_out {
+            let (p, j) = (n / PANEL, n % PANEL);
+            for (k, &w) in q[n * d_in..(n + 1) * d_in].iter().enumerate() {
+                packed[((p * k_groups + k / 4) * PANEL + j) * 4 + k % 4] = w;
+            }
+        }
+        let offsets = (0..d_out)
+            .map(|n| {
+                128 * q[n * d_in..(n + 1) * d_in]
+                    .iter()
+                    .map(|&w| w as i32)
+                    .sum::<i32>()
+            })
+            .collect();
+        let bias = match bias {
+            Some(b) => {
+                assert_eq!(b.len(), d_out, "one bias per output");
+                b.to_vec()
+            }
+            None => vec![0.0; d_out],
+        };
+        QuantizedLinear {
+            d_in,
+            d_out,
+            k_groups,
+            packed,
+            scales: scales.to_vec(),
+            offsets,
+            bias,
+        }
+    }
+
+    /// Input width.
+    pub fn d_in(&self) -> usize {
+        self.d_in
+    }
+
+    /// Output width.
+    pub fn d_out(&self) -> usize {
+        self.d_out
+    }
+
+    /// `y = x Wᵀ + b` for `x` of `rows x d_in` (row-major): `rows x d_out`.
+    pub fn forward(&self, x: &[f32], rows: usize) -> Vec<f32> {
+        self.forward_with(x, rows, Kernel::detect())
+    }
+
+    /// [`QuantizedLinear::forward`] with a chosen kernel (the tests run each).
+    pub fn forward_with(&self, x: &[f32], rows: usize, kernel: Kernel) -> Vec<f32> {
+        assert_eq!(x.len(), rows * self.d_in, "x is rows x d_in");
+        let activations = QuantizedRows::new(x, rows, self.d_in, self.k_groups, kernel);
+        // Every element is written below (each tile writes all its rows' columns).
+        let mut y = vec![0.0f32; rows * self.d_out];
+        for_each_task(&mut y, TASK_ROWS * self.d_out, |task, out| {
+            let first = task * TASK_ROWS;
+            let count = out.len() / self.d_out;
+            for tile in (0..count).step_by(TILE_ROWS) {
+                let out = &mut out[tile * self.d_out..];
+                let rows_here = (count - tile).min(TILE_ROWS);
+                self.tile(&activations, first + tile, rows_here, out, kernel);
+            }
+        });
+        y
+    }
+
+    /// Rows `first..first + rows` (at most [`TILE_ROWS`]) of the output, every panel.
+    fn tile(&self, a: &QuantizedRows, first: usize, rows: usize, out: &mut [f32], kernel: Kernel) {
+        for panel in 0..self.d_out.div_ceil(PANEL) {
+            let n0 = panel * PANEL;
+            let block = Block {
+                a: a.tile(first),
+                stride: a.stride,
+                weights: &self.packed[n0 * self.k_groups * 4..][..self.k_groups * PANEL * 4],
+                k_groups: self.k_groups,
+                row_scales: &a.scales[first..first + rows],
+                col_scales: &self.scales[n0..],
+                offsets: &self.offsets[n0..],
+                bias: &self.bias[n0..],
+                width: (self.d_out - n0).min(PANEL),
+            };
+            let out = &mut out[n0..];
+            match kernel {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `Kernel::Vnni` is only used where the CPU has AVX-512 F and VNNI
+                // (`Kernel::detect`, and the tests check `Kernel::available`).
+                Kernel::Vnni => unsafe { vnni::block(&block, out, self.d_out) },
+                _ => portable_block(&block, out, self.d_out),
+            }
+        }
+    }
+}
+
+/// One micro-tile's work: [`TILE_ROWS`] rows of quantised activations (the first
+/// `row_scales.len()` real) against one panel of weights (the first `width` columns real).
+struct Block<'a> {
+    a: &'a [u8],
+    stride: usize,
+    weights: &'a [i8],
+    k_groups: usize,
+    row_scales: &'a [f32],
+    col_scales: &'a [f32],
+    offsets: &'a [i32],
+    bias: &'a [f32],
+    width: usize,
+}
+
+/// `out[r · out_stride + j] = (Σ_k a[r][k] w[j][k] - offset[j]) s_x[r] s_w[j] + b[j]`, in
+/// plain loops.
+fn portable_block(b: &Block, out: &mut [f32], out_stride: usize) {
+    for (r, &row_scale) in b.row_scales.iter().enumerate() {
+        let mut sums = [0i32; PANEL];
+        let a = &b.a[r * b.stride..];
+        for g in 0..b.k_groups {
+            let x = &a[g * 4..g * 4 + 4];
+            let w = &b.weights[g * PANEL * 4..(g + 1) * PANEL * 4];
+            for (j, s) in sums.iter_mut().enumerate() {
+                let w = &w[j * 4..j * 4 + 4];
+                *s += (0..4).map(|i| x[i] as i32 * w[i] as i32).sum::<i32>();
+            }
+        }
+        let out = &mut out[r * out_stride..][..b.width];
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = (sums[j] - b.offsets[j]) as f32 * (row_scale * b.col_scales[j]) + b.bias[j];
+        }
+    }
+}
+
+/// Which integer kernel runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// Plain Rust loops (any CPU, wasm32).
+    Portable,
+    /// AVX-512 VNNI (`vpdpbusd`), x86-64 CPUs that have it.
+    Vnni,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU runs (checked once).
+    pub fn detect() -> Kernel {
+        static KERNEL: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+        *KERNEL.get_or_init(|| {
+            if Kernel::Vnni.available() {
+                Kernel::Vnni
+            } else {
+                Kernel::Portable
+            }
+        })
+    }
+
+    /// Whether this CPU can run the kernel.
+    pub fn available(self) -> bool {
+        match self {
+            Kernel::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Vnni => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512vnni")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            Kernel::Vnni => false,
+        }
+    }
+}
+
+/// Activations quantised per row: `q_x + 128` as bytes, rows padded to a multiple of
+/// [`TILE_ROWS`] and to `k_groups · 4` bytes (padding is the quantised zero, 128).
+struct QuantizedRows {
+    bytes: Vec<u8>,
+    stride: usize,
+    scales: Vec<f32>,
+}
+
+impl QuantizedRows {
+    fn new(x: &[f32], rows: usize, width: usize, k_groups: usize, kernel: Kernel) -> Self {
+        let stride = k_groups * 4;
+        let padded = rows.div_ceil(TILE_ROWS) * TILE_ROWS;
+        let mut bytes = vec![128u8; padded * stride];
+        let mut scales = vec![0.0f32; rows];
+        let vnni = kernel == Kernel::Vnni;
+        let quantize = |(row, (out, scale)): (&[f32], (&mut [u8], &mut f32))| {
+            #[cfg(target_arch = "x86_64")]
+            if vnni {
+                // SAFETY: `Kernel::Vnni` runs only where the CPU has AVX-512 F.
+                *scale = unsafe { vnni::quantize_row(row, out) };
+                return;
+            }
+            let _ = vnni;
+            *scale = quantize_row(row, out);
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use rayon::prelude::*;
+            x.par_chunks_exact(width)
+                .zip(
+                    bytes
+                        .par_chunks_exact_mut(stride)
+                        .zip(scales.par_iter_mut()),
+                )
+                .with_min_len(TILE_ROWS)
+                .for_each(quantize);
+        }
+        #[cfg(target_arch = "wasm32")]
+        x.chunks_exact(width)
+            .zip(bytes.chunks_exact_mut(stride).zip(scales.iter_mut()))
+            .for_each(quantize);
+        QuantizedRows {
+            bytes,
+            stride,
+            scales,
+        }
+    }
+
+    /// The [`TILE_ROWS`] rows from `first` on.
+    fn tile(&self, first: usize) -> &[u8] {
+        &self.bytes[first * self.stride..(first + TILE_ROWS) * self.stride]
+    }
+}
+
+/// Quantises one row into `out` (`q + 128`, the first `row.len()` bytes); returns its scale.
+fn quantize_row(row: &[f32], out: &mut [u8]) -> f32 {
+    let max = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    let inv = 1.0 / scale;
+    for (b, &v) in out.iter_mut().zip(row) {
+        *b = (round_to_integer(v * inv) + 128.0) as u8;
+    }
+    scale
+}
+
+/// `v` (within ±127.5) rounded to the nearest integer, ties to even: adding 1.5 · 2²³ rounds in
+/// the float unit, so the loop vectorises (`f32::round` is a libm call without SSE4.1).
+#[inline(always)]
+fn round_to_integer(v: f32) -> f32 {
+    const ROUND: f32 = 12_582_912.0;
+    (v.clamp(-127.0, 127.0) + ROUND) - ROUND
+}
+
+#[cfg(target_arch = "x86_64")]
+mod vnni {
+    use super::{Block, PANEL, TILE_ROWS};
+    use std::arch::x86_64::*;
+
+    /// The AVX-512 form of [`super::quantize_row`] (the same bytes: both round half to even).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn quantize_row(row: &[f32], out: &mut [u8]) -> f32 {
+        assert!(out.len() >= row.len());
+        let chunks = row.chunks_exact(16);
+        let tail = chunks.remainder();
+        let mut max = _mm512_setzero_ps();
+        for c in chunks.clone() {
+            // SAFETY: 16 floats.
+            let v = unsafe { _mm512_loadu_ps(c.as_ptr()) };
+            max = _mm512_max_ps(max, _mm512_abs_ps(v));
+        }
+        let max = tail
+            .iter()
+            .fold(_mm512_reduce_max_ps(max), |m, v| m.max(v.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        let inv = 1.0 / scale;
+        let (inv_v, lo, hi, offset) = (
+            _mm512_set1_ps(inv),
+            _mm512_set1_ps(-127.0),
+            _mm512_set1_ps(127.0),
+            _mm512_set1_epi32(128),
+        );
+        for (i, c) in chunks.enumerate() {
+            // SAFETY: 16 floats in, 16 bytes out at 16 i.
+            let v = unsafe { _mm512_loadu_ps(c.as_ptr()) };
+            let v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, inv_v), lo), hi);
+            // Round to nearest, ties to even (the MXCSR default), as `round_to_integer`.
+            let q = _mm512_add_epi32(_mm512_cvtps_epi32(v), offset);
+            unsafe {
+                _mm_storeu_si128(
+                    out.as_mut_ptr().add(i * 16) as *mut _,
+                    _mm512_cvtepi32_epi8(q),
+                )
+            };
+        }
+        let start = row.len() - tail.len();
+        for (b, &v) in out[start..].iter_mut().zip(tail) {
+            *b = (super::round_to_integer(v * inv) + 128.0) as u8;
+        }
+        scale
+    }
+
+    /// The VNNI form of [`super::portable_block`]: 6 rows x 64 columns in 24 registers; per
+    /// group of four inputs, 4 weight loads, 6 broadcasts and 24 `vpdpbusd`; then the scaling,
+    /// offset and bias in registers, stored with a mask past the last real column.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and VNNI.
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    pub unsafe fn block(b: &Block, out: &mut [f32], out_stride: usize) {
+        assert!(b.a.len() >= (TILE_ROWS - 1) * b.stride + b.k_groups * 4);
+        assert!(b.weights.len() >= b.k_groups * PANEL * 4);
+        assert!(b.row_scales.len() <= TILE_ROWS && b.width <= PANEL);
+        assert!(b.col_scales.len() >= b.width && b.offsets.len() >= b.width);
+        assert!(b.bias.len() >= b.width);
+        let rows = b.row_scales.len();
+        assert!(rows == 0 || out.len() >= (rows - 1) * out_stride + b.width);
+        let mut acc = [[_mm512_setzero_si512(); 4]; TILE_ROWS];
+        let a = b.a.as_ptr();
+        let w = b.weights.as_ptr();
+        for g in 0..b.k_groups {
+            // SAFETY: in bounds by the asserts above.
+            let (wg, ag) = unsafe { (w.add(g * PANEL * 4), a.add(g * 4)) };
+            let wv = unsafe {
+                [
+                    _mm512_loadu_si512(wg as *const _),
+                    _mm512_loadu_si512(wg.add(64) as *const _),
+                    _mm512_loadu_si512(wg.add(128) as *const _),
+                    _mm512_loadu_si512(wg.add(192) as *const _),
+                ]
+            };
+            for (r, acc) in acc.iter_mut().enumerate() {
+                let x = unsafe { (ag.add(r * b.stride) as *const i32).read_unaligned() };
+                let x = _mm512_set1_epi32(x);
+                for (v, w) in acc.iter_mut().zip(wv) {
+                    *v = _mm512_dpbusd_epi32(*v, x, w);
+                }
+            }
+        }
+        for v in 0..4 {
+            let j = v * 16;
+            if j >= b.width {
+                break;
+            }
+            let mask: __mmask16 = if b.width - j >= 16 {
+                0xFFFF
+            } else {
+                (1u16 << (b.width - j)) - 1
+            };
+            // SAFETY: masked loads and stores touch only columns j..width, in bounds above.
+            let (offsets, col_scales, bias) = unsafe {
+                (
+                    _mm512_maskz_loadu_epi32(mask, b.offsets.as_ptr().add(j)),
+                    _mm512_maskz_loadu_ps(mask, b.col_scales.as_ptr().add(j)),
+                    _mm512_maskz_loadu_ps(mask, b.bias.as_ptr().add(j)),
+                )
+            };
+            for (r, &row_scale) in b.row_scales.iter().enumerate() {
+                let sums = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][v], offsets));
+                let scale = _mm512_mul_ps(col_scales, _mm512_set1_ps(row_scale));
+                // Multiply, then add (no FMA): the same rounding as the portable kernel.
+                let y = _mm512_add_ps(_mm512_mul_ps(sums, scale), bias);
+                unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(r * out_stride + j), mask, y) };
+            }
+        }
+    }
+}
+
+/// Runs `f(task, chunk)` over `out` in chunks of `chunk` elements, on rayon's threads natively.
+fn for_each_task(out: &mut [f32], chunk: usize, f: impl Fn(usize, &mut [f32]) + Sync + Send) {
+    let chunk = chunk.max(1);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        out.par_chunks_mut(chunk)
+            .enumerate()
+            .for_each(|(i, c)| f(i, c));
+    }
+    #[cfg(target_arch = "wasm32")]
+    for (i, c) in out.chunks_mut(chunk).enumerate() {
+        f(i, c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values in [-scale, scale) from a fixed generator, with some exact zeros and an outlier.
+    fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+        let mut rng = crate::rng::SplitMix64::new(seed);
+        (0..n)
+            .map(|i| match i % 97 {
+                13 => 0.0,
+                41 => 8.0 * scale,
+                _ => (rng.uniform() as f32 * 2.0 - 1.0) * scale,
+            })
+            .collect()
+    }
+
+    /// Odd shapes: one row, one input, widths that are not multiples of 4, 16 or 64, a
+    /// 512-token batch, BERT's 384/1536 widths.
+    const SHAPES: [(usize, usize, usize); 8] = [
+        (1, 1, 1),
+        (1, 384, 384),
+        (5, 3, 1),
+        (7, 13, 70),
+        (25, 384, 1152),
+        (512, 384, 384),
+        (33, 1536, 384),
+        (6, 5, 129),
+    ];
+
+    #[test]
+    fn the_kernels_agree_exactly_and_match_the_dequantised_product() {
+        for (i, &(m, k, n)) in SHAPES.iter().enumerate() {
+            let x = values(m * k, 2 * i as u64, 1.5);
+            let w = values(n * k, 2 * i as u64 + 1, 0.1);
+            let b = values(n, 99, 1.0);
+            let layer = QuantizedLinear::from_f32(&w, n, k, Some(&b));
+            let y = layer.forward_with(&x, m, Kernel::Portable);
+            assert_eq!(y.len(), m * n);
+            if Kernel::Vnni.available() {
+                assert_eq!(layer.forward_with(&x, m, Kernel::Vnni), y, "{m}x{k}x{n}");
+            } else {
+                println!("no AVX-512 VNNI on this CPU: the portable kernel alone is tested");
+            }
+            // The plain product of the dequantised values, in f64.
+            let (qw, sw) = crate::safetensors_io::quantize_rows(&w, k);
+            let (qx, sx) = crate::safetensors_io::quantize_rows(&x, k);
+            for r in 0..m {
+                for c in 0..n {
+                    let dot: i64 = (0..k)
+                        .map(|j| qx[r * k + j] as i64 * qw[c * k + j] as i64)
+                        .sum();
+                    let want = dot as f64 * sx[r] as f64 * sw[c] as f64 + b[c] as f64;
+                    let got = y[r * n + c] as f64;
+                    assert!(
+                        (got - want).abs() <= 1e-5 * (1.0 + want.abs()),
+                        "{m}x{k}x{n} [{r},{c}]: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_error_against_f32_stays_within_the_quantisation_bound() {
+        let (m, k, n) = (9, 384, 200);
+        let x = values(m * k, 5, 2.0);
+        let w = values(n * k, 6, 0.05);
+        let layer = QuantizedLinear::from_f32(&w, n, k, None);
+        let y = layer.forward(&x, m);
+        let (_, sw) = crate::safetensors_io::quantize_rows(&w, k);
+        let (_, sx) = crate::safetensors_io::quantize_rows(&x, k);
+        for r in 0..m {
+            for c in 0..n {
+                let (xr, wc) = (&x[r * k..(r + 1) * k], &w[c * k..(c + 1) * k]);
+                let exact: f64 = xr.iter().zip(wc).map(|(&a, &b)| a as f64 * b as f64).sum();
+                // x̂ŵ - xw = x e_w + w e_x + e_x e_w with |e_x| <= s_x / 2, |e_w| <= s_w / 2.
+                let bound: f64 = xr
+                    .iter()
+                    .zip(wc)
+                    .map(|(&a, &b)| {
+                        let (ex, ew) = (sx[r] as f64 / 2.0, sw[c] as f64 / 2.0);
+                        (a as f64).abs() * ew + (b as f64).abs() * ex + ex * ew
+                    })
+                    .sum::<f64>()
+                    + 1e-5;
+                let err = (y[r * n + c] as f64 - exact).abs();
+                assert!(
+                    err <= bound,
+                    "[{r},{c}]: error {err} over the bound {bound}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn int8_weights_pack_as_their_f32_values_do() {
+        let (k, n) = (37, 65);
+        let w = values(n * k, 3, 0.2);
+        let (q, scales) = crate::safetensors_io::quantize_rows(&w, k);
+        let a = QuantizedLinear::from_f32(&w, n, k, None);
+        let b = QuantizedLinear::from_int8(&q, &scales, n, k, None);
+        assert_eq!(a.packed, b.packed);
+        assert_eq!(a.offsets, b.offsets);
+        let x = values(3 * k, 4, 1.0);
+        assert_eq!(a.forward(&x, 3), b.forward(&x, 3));
+        assert_eq!((a.d_in(), a.d_out()), (k, n));
+        assert!(a.forward(&[], 0).is_empty());
+    }
+}
