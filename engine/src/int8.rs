@@ -405,6 +405,7 @@ mod vnni {
                 }
             }
         }
+        #[allow(clippy::needless_range_loop)] // `v` indexes the registers of every row
         for v in 0..4 {
             let j = v * 16;
             if j >= b.width {

@@ -143,14 +143,14 @@ impl TrainModel {
         range: std::ops::Range<usize>,
     ) -> Result<Tensor<2>> {
         let passages: Vec<&str> = layout.passages[range].iter().map(|s| s.as_str()).collect();
-        Ok(crate::training::embed(
+        crate::training::embed(
             &self.bert,
             &texts.passage_tokenizer,
             texts.config.bert.pad_token_id,
             texts.config.pooling,
             &passages,
             texts.chunk,
-        )?)
+        )
     }
 
     /// The model as a Hugging Face folder: `base`'s files with the trained weights (tensors
