@@ -455,6 +455,9 @@ pub struct UrlState {
     pub model: String,
     /// Backend the user picked (`cpu` or `webgpu`); empty: WebGPU when available.
     pub backend: String,
+    /// Arithmetic of the CPU backend's dense layers: `f32` when the URL asks for it, else
+    /// int8 (`engine::int8`, WebAssembly SIMD), the faster one.
+    pub cpu_f32: bool,
     /// Whether teach mode is on.
     pub teach: bool,
 }
@@ -480,6 +483,9 @@ impl UrlState {
         if self.teach {
             parts.push("teach=1".into());
         }
+        if self.cpu_f32 {
+            parts.push("precision=f32".into());
+        }
         parts.join("&")
     }
 
@@ -497,6 +503,7 @@ impl UrlState {
                 "model" => state.model = v,
                 "backend" if v == "cpu" || v == "webgpu" => state.backend = v,
                 "teach" => state.teach = v == "1" || v == "true",
+                "precision" => state.cpu_f32 = v == "f32",
                 _ => {}
             }
         }
@@ -655,6 +662,7 @@ mod tests {
             model: String::new(),
             backend: "cpu".into(),
             teach: true,
+            cpu_f32: true,
         };
         let qs = s.to_query_string();
         assert!(!qs.contains(' ') && !qs.contains('#') && !qs.contains("r="));
@@ -668,5 +676,8 @@ mod tests {
             "webgpu"
         );
         assert_eq!(UrlState::from_query_string("backend=cuda").backend, "");
+        // int8 on the CPU unless the URL asks for f32; the default is not written.
+        assert!(!UrlState::from_query_string("precision=int8").cpu_f32);
+        assert!(!UrlState::default().to_query_string().contains("precision"));
     }
 }

@@ -85,6 +85,8 @@ struct Page {
     reversed: RwSignal<String>,
     judgments: RwSignal<Judgments>,
     teach: RwSignal<bool>,
+    /// The CPU backend's arithmetic (`?precision=f32` in the URL, else int8): read once.
+    cpu_precision: engine::Precision,
     explained: RwSignal<Option<Explained>>,
     tour: RwSignal<Option<usize>>,
 }
@@ -180,6 +182,7 @@ fn keep_url_in_sync(p: Page) {
             model: p.model_key.get(),
             backend: p.backend_choice.get(),
             teach: p.teach.get(),
+            cpu_f32: p.cpu_precision == engine::Precision::F32,
         };
         web::replace_search(&state.to_query_string());
     });
@@ -317,7 +320,13 @@ async fn start_backend(p: Page) {
         }
         Err(e) => return fail(p, e),
     };
-    let encoder = match Encoder::from_files(&files, &device) {
+    let built = Encoder::from_files(&files, &device).and_then(|mut e| {
+        if kind == BackendKind::Cpu {
+            e.set_precision(p.cpu_precision)?;
+        }
+        Ok(e)
+    });
+    let encoder = match built {
         Ok(mut e) => {
             // One layer of one batch per task: typing stays answered while the corpus encodes.
             e.pause_between_layers(std::sync::Arc::new(|| Box::pin(web::yield_now())));
@@ -331,6 +340,14 @@ async fn start_backend(p: Page) {
         return fail_work(p, e);
     }
     p.encoder.set(Some(encoder));
+}
+
+/// The active backend's arithmetic, as the page shows it (WebGPU computes in f32).
+fn precision_name(p: Page) -> String {
+    match p.backend.get() {
+        BackendKind::Cpu => p.cpu_precision.to_string(),
+        _ => "f32".into(),
+    }
 }
 
 fn backend_name(kind: BackendKind) -> &'static str {
@@ -482,6 +499,11 @@ pub fn App() -> impl IntoView {
         reversed: RwSignal::new(String::new()),
         judgments: RwSignal::new(Judgments::default()),
         teach: RwSignal::new(url.teach),
+        cpu_precision: if url.cpu_f32 {
+            engine::Precision::F32
+        } else {
+            engine::Precision::Int8
+        },
         explained: RwSignal::new(None),
         tour: RwSignal::new(None),
     };
@@ -576,7 +598,8 @@ fn StatusBar() -> impl IntoView {
                     <option value="webgpu" disabled=move || !p.webgpu.get()>"WebGPU"</option>
                 </select>
             </label>
-            <span>"active: "<code data-testid="backend">{move || backend_name(p.backend.get())}</code></span>
+            <span>"active: "<code data-testid="backend">{move || backend_name(p.backend.get())}</code>
+                <code data-testid="precision">{move || precision_name(p)}</code></span>
             <ModelPicker />
             <button on:click=clear>"Clear cache"</button>
             <label class="teach-toggle"><input type="checkbox" prop:checked=move || p.teach.get()

@@ -8,7 +8,7 @@
 //!
 //! The scheme ([`QuantizedLinear`]):
 //! - weights: symmetric int8 per output row, `w = q_w · s_w[n]`, `s_w = max|w| / 127` (the
-//!   export's int8 format, [`crate::safetensors_io::quantize_rows`]);
+//!   export's int8 format, [`quantize_rows`]);
 //! - activations: symmetric int8 per input row, `x = q_x · s_x[m]`, `s_x = max|x| / 127`, stored
 //!   as `q_x + 128` in a `u8` (VNNI multiplies unsigned by signed bytes); the `128 Σ_k q_w` that
 //!   the offset adds is subtracted once per output column;
@@ -27,6 +27,23 @@ const PANEL: usize = 64;
 const TILE_ROWS: usize = 6;
 /// Rows per parallel task: a few tiles, so both cores share even a query's short batch.
 const TASK_ROWS: usize = 4 * TILE_ROWS;
+
+/// Symmetric int8 per row of `width` values: `q = round(v / s)` with `s = max|v| / 127` (1 for
+/// an all-zero row), so `q * s` is within `s / 2` of `v`.
+pub fn quantize_rows(values: &[f32], width: usize) -> (Vec<i8>, Vec<f32>) {
+    let mut quantized = Vec::with_capacity(values.len());
+    let mut scales = Vec::with_capacity(values.len() / width.max(1));
+    for row in values.chunks(width) {
+        let max = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        scales.push(scale);
+        quantized.extend(
+            row.iter()
+                .map(|v| (v / scale).round().clamp(-127.0, 127.0) as i8),
+        );
+    }
+    (quantized, scales)
+}
 
 /// A dense layer with int8 weights, packed for the kernels.
 #[derive(Clone)]
@@ -47,6 +64,9 @@ pub struct QuantizedLinear {
     offsets: Vec<i32>,
     /// `b[n]` (zeros when the layer has none).
     bias: Vec<f32>,
+    /// The weights as 16-bit pairs for the WebAssembly SIMD kernel ([`simd128::Packed`]).
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    packed16: simd128::Packed,
 }
 
 impl std::fmt::Debug for QuantizedLinear {
@@ -63,7 +83,7 @@ impl QuantizedLinear {
     /// quantised per row.
     pub fn from_f32(weights: &[f32], d_out: usize, d_in: usize, bias: Option<&[f32]>) -> Self {
         assert_eq!(weights.len(), d_out * d_in, "weights are d_out x d_in");
-        let (q, scales) = crate::safetensors_io::quantize_rows(weights, d_in);
+        let (q, scales) = quantize_rows(weights, d_in);
         Self::from_int8(&q, &scales, d_out, d_in, bias)
     }
 
@@ -109,6 +129,8 @@ impl QuantizedLinear {
             scales: scales.to_vec(),
             offsets,
             bias,
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            packed16: simd128::Packed::new(q, d_out, d_in),
         }
     }
 
@@ -130,6 +152,10 @@ impl QuantizedLinear {
     /// [`QuantizedLinear::forward`] with a chosen kernel (the tests run each).
     pub fn forward_with(&self, x: &[f32], rows: usize, kernel: Kernel) -> Vec<f32> {
         assert_eq!(x.len(), rows * self.d_in, "x is rows x d_in");
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        if kernel == Kernel::Simd128 {
+            return simd128::forward(&self.packed16, &self.scales, &self.bias, x, rows);
+        }
         let activations = QuantizedRows::new(x, rows, self.d_in, self.k_groups, kernel);
         // Every element is written below (each tile writes all its rows' columns).
         let mut y = vec![0.0f32; rows * self.d_out];
@@ -166,6 +192,7 @@ impl QuantizedLinear {
                 // SAFETY: `Kernel::Vnni` is only used where the CPU has AVX-512 F and VNNI
                 // (`Kernel::detect`, and the tests check `Kernel::available`).
                 Kernel::Vnni => unsafe { vnni::block(&block, out, self.d_out) },
+                // (`Kernel::Simd128` returned in `forward_with`.)
                 _ => portable_block(&block, out, self.d_out),
             }
         }
@@ -214,6 +241,8 @@ pub enum Kernel {
     Portable,
     /// AVX-512 VNNI (`vpdpbusd`), x86-64 CPUs that have it.
     Vnni,
+    /// WebAssembly SIMD (`i32x4.dot_i16x8_s`): wasm32 built with `+simd128`, as the page is.
+    Simd128,
 }
 
 impl Kernel {
@@ -223,6 +252,8 @@ impl Kernel {
         *KERNEL.get_or_init(|| {
             if Kernel::Vnni.available() {
                 Kernel::Vnni
+            } else if Kernel::Simd128.available() {
+                Kernel::Simd128
             } else {
                 Kernel::Portable
             }
@@ -240,6 +271,7 @@ impl Kernel {
             }
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Vnni => false,
+            Kernel::Simd128 => cfg!(all(target_arch = "wasm32", target_feature = "simd128")),
         }
     }
 }
@@ -435,6 +467,172 @@ mod vnni {
     }
 }
 
+/// The WebAssembly SIMD kernel. wasm's baseline SIMD has no 8-bit dot product (relaxed SIMD's
+/// `i32x4.relaxed_dot_i8x16_i7x16_add_s` is not in every browser), but `i32x4.dot_i16x8_s`
+/// multiplies eight 16-bit pairs and adds neighbours into four `i32` lanes: with the weights
+/// widened to 16 bits once, at load, and laid out as input pairs per output column, one
+/// instruction does 8 multiply-adds, twice the f32 kernel's 4 per `f32x4.mul` + `f32x4.add`.
+/// The activations are the same symmetric 8-bit values as the other kernels', held in `i16`
+/// (no `+128` offset: both operands are signed here), so the integer sums are identical.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128 {
+    use core::arch::wasm32::*;
+
+    /// Output columns per panel: two vectors of four `i32` lanes.
+    const COLS: usize = 8;
+    /// Rows per register tile: 4 rows x 2 vectors = 8 accumulators, plus 2 weight vectors and
+    /// one activation pair, within the 16 registers engines map wasm SIMD onto.
+    const ROWS: usize = 4;
+    /// Bytes of activations per block of rows: the block stays in the first-level cache while
+    /// every panel of weights passes over it.
+    const BLOCK_BYTES: usize = 16 * 1024;
+
+    /// Weights for `i32x4.dot_i16x8_s`: for panel `p` ([`COLS`] output columns) and input pair
+    /// `t` (inputs `2t`, `2t + 1`), 16 values `[c0 k0, c0 k1, c1 k0, c1 k1, ..., c7 k0, c7 k1]`
+    /// at `(p · pairs + t) · 16`; zero past N and K.
+    #[derive(Clone)]
+    pub struct Packed {
+        values: Vec<i16>,
+        pairs: usize,
+        d_in: usize,
+        d_out: usize,
+    }
+
+    impl Packed {
+        pub fn new(q: &[i8], d_out: usize, d_in: usize) -> Self {
+            let pairs = d_in.div_ceil(2);
+            let mut values = vec![0i16; d_out.div_ceil(COLS) * pairs * 2 * COLS];
+            for n in 0..d_out {
+                let (p, j) = (n / COLS, n % COLS);
+                for (k, &w) in q[n * d_in..(n + 1) * d_in].iter().enumerate() {
+                    values[((p * pairs + k / 2) * COLS + j) * 2 + k % 2] = w as i16;
+                }
+            }
+            Packed {
+                values,
+                pairs,
+                d_in,
+                d_out,
+            }
+        }
+    }
+
+    /// `y = x Wᵀ + b` (as [`super::QuantizedLinear::forward_with`]).
+    pub fn forward(w: &Packed, scales: &[f32], bias: &[f32], x: &[f32], rows: usize) -> Vec<f32> {
+        let stride = w.pairs * 2;
+        let padded = rows.div_ceil(ROWS) * ROWS;
+        // Padding rows and the odd input's pair partner are zeros.
+        let mut a = vec![0i16; padded * stride];
+        let mut row_scales = vec![0.0f32; padded];
+        for ((row, out), s) in x
+            .chunks_exact(w.d_in.max(1))
+            .zip(a.chunks_exact_mut(stride.max(1)))
+            .zip(row_scales.iter_mut())
+        {
+            *s = quantize_row(row, out);
+        }
+        let mut y = vec![0.0f32; rows * w.d_out];
+        let panel_len = w.pairs * 2 * COLS;
+        let block_rows = (BLOCK_BYTES / (2 * stride.max(1)) / ROWS).max(1) * ROWS;
+        for block in (0..rows).step_by(block_rows) {
+            let block_end = (block + block_rows).min(rows);
+            for p in 0..w.d_out.div_ceil(COLS) {
+                let n0 = p * COLS;
+                let width = (w.d_out - n0).min(COLS);
+                let panel = &w.values[p * panel_len..(p + 1) * panel_len];
+                for r0 in (block..block_end).step_by(ROWS) {
+                    let acc = tile(
+                        &a[r0 * stride..(r0 + ROWS) * stride],
+                        stride,
+                        panel,
+                        w.pairs,
+                    );
+                    for r in 0..ROWS.min(rows - r0) {
+                        let out = &mut y[(r0 + r) * w.d_out + n0..][..width];
+                        epilogue(
+                            &acc[2 * r..2 * r + 2],
+                            row_scales[r0 + r],
+                            &scales[n0..],
+                            &bias[n0..],
+                            out,
+                        );
+                    }
+                }
+            }
+        }
+        y
+    }
+
+    /// The integer sums of [`ROWS`] rows of activations against one panel: for row `r`,
+    /// `acc[2r]` holds columns 0-3 and `acc[2r + 1]` columns 4-7.
+    #[inline(always)]
+    fn tile(a: &[i16], stride: usize, panel: &[i16], pairs: usize) -> [v128; 2 * ROWS] {
+        assert!(a.len() >= ROWS * stride && stride >= 2 * pairs);
+        assert!(panel.len() >= pairs * 2 * COLS);
+        let (w, a) = (panel.as_ptr(), a.as_ptr());
+        let zero = i32x4_splat(0);
+        let (mut c00, mut c01, mut c10, mut c11) = (zero, zero, zero, zero);
+        let (mut c20, mut c21, mut c30, mut c31) = (zero, zero, zero, zero);
+        for t in 0..pairs {
+            // SAFETY: `t < pairs`: the panel holds 16 values per pair and every row `stride >=
+            // 2 · pairs` values (asserted above); wasm loads need no alignment.
+            unsafe {
+                let w0 = v128_load(w.add(t * 16) as *const v128);
+                let w1 = v128_load(w.add(t * 16 + 8) as *const v128);
+                let x = v128_load32_splat(a.add(2 * t) as *const u32);
+                c00 = i32x4_add(c00, i32x4_dot_i16x8(w0, x));
+                c01 = i32x4_add(c01, i32x4_dot_i16x8(w1, x));
+                let x = v128_load32_splat(a.add(stride + 2 * t) as *const u32);
+                c10 = i32x4_add(c10, i32x4_dot_i16x8(w0, x));
+                c11 = i32x4_add(c11, i32x4_dot_i16x8(w1, x));
+                let x = v128_load32_splat(a.add(2 * stride + 2 * t) as *const u32);
+                c20 = i32x4_add(c20, i32x4_dot_i16x8(w0, x));
+                c21 = i32x4_add(c21, i32x4_dot_i16x8(w1, x));
+                let x = v128_load32_splat(a.add(3 * stride + 2 * t) as *const u32);
+                c30 = i32x4_add(c30, i32x4_dot_i16x8(w0, x));
+                c31 = i32x4_add(c31, i32x4_dot_i16x8(w1, x));
+            }
+        }
+        [c00, c01, c10, c11, c20, c21, c30, c31]
+    }
+
+    /// `out[j] = sum[j] · (s_x · s_w[j]) + b[j]`: the portable kernel's operations in its order.
+    #[inline(always)]
+    fn epilogue(acc: &[v128], row_scale: f32, col_scales: &[f32], bias: &[f32], out: &mut [f32]) {
+        let mut scale = [0.0f32; COLS];
+        let mut b = [0.0f32; COLS];
+        scale[..out.len()].copy_from_slice(&col_scales[..out.len()]);
+        b[..out.len()].copy_from_slice(&bias[..out.len()]);
+        let mut y = [0.0f32; COLS];
+        for (v, sums) in acc.iter().enumerate() {
+            // SAFETY: four floats at `4v` of arrays of 8.
+            unsafe {
+                let s = f32x4_mul(
+                    f32x4_splat(row_scale),
+                    v128_load(scale.as_ptr().add(4 * v) as *const v128),
+                );
+                let r = f32x4_add(
+                    f32x4_mul(f32x4_convert_i32x4(*sums), s),
+                    v128_load(b.as_ptr().add(4 * v) as *const v128),
+                );
+                v128_store(y.as_mut_ptr().add(4 * v) as *mut v128, r);
+            }
+        }
+        out.copy_from_slice(&y[..out.len()]);
+    }
+
+    /// [`super::quantize_row`]'s values without the `+128` offset; returns the row's scale.
+    fn quantize_row(row: &[f32], out: &mut [i16]) -> f32 {
+        let max = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        let inv = 1.0 / scale;
+        for (q, &v) in out.iter_mut().zip(row) {
+            *q = super::round_to_integer(v * inv) as i16;
+        }
+        scale
+    }
+}
+
 /// Runs `f(task, chunk)` over `out` in chunks of `chunk` elements, on rayon's threads natively.
 fn for_each_task(out: &mut [f32], chunk: usize, f: impl Fn(usize, &mut [f32]) + Sync + Send) {
     let chunk = chunk.max(1);
@@ -495,8 +693,8 @@ mod tests {
                 println!("no AVX-512 VNNI on this CPU: the portable kernel alone is tested");
             }
             // The plain product of the dequantised values, in f64.
-            let (qw, sw) = crate::safetensors_io::quantize_rows(&w, k);
-            let (qx, sx) = crate::safetensors_io::quantize_rows(&x, k);
+            let (qw, sw) = quantize_rows(&w, k);
+            let (qx, sx) = quantize_rows(&x, k);
             for r in 0..m {
                 for c in 0..n {
                     let dot: i64 = (0..k)
@@ -520,8 +718,8 @@ mod tests {
         let w = values(n * k, 6, 0.05);
         let layer = QuantizedLinear::from_f32(&w, n, k, None);
         let y = layer.forward(&x, m);
-        let (_, sw) = crate::safetensors_io::quantize_rows(&w, k);
-        let (_, sx) = crate::safetensors_io::quantize_rows(&x, k);
+        let (_, sw) = quantize_rows(&w, k);
+        let (_, sx) = quantize_rows(&x, k);
         for r in 0..m {
             for c in 0..n {
                 let (xr, wc) = (&x[r * k..(r + 1) * k], &w[c * k..(c + 1) * k]);
@@ -549,7 +747,7 @@ mod tests {
     fn int8_weights_pack_as_their_f32_values_do() {
         let (k, n) = (37, 65);
         let w = values(n * k, 3, 0.2);
-        let (q, scales) = crate::safetensors_io::quantize_rows(&w, k);
+        let (q, scales) = quantize_rows(&w, k);
         let a = QuantizedLinear::from_f32(&w, n, k, None);
         let b = QuantizedLinear::from_int8(&q, &scales, n, k, None);
         assert_eq!(a.packed, b.packed);

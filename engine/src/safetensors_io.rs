@@ -3,6 +3,7 @@
 //! one scale per row.
 
 use crate::error::{EngineError, Result};
+pub use crate::int8::quantize_rows;
 
 /// Serialises `(name, shape, values)` triples as a safetensors file.
 pub fn write_f32(tensors: &[(String, Vec<usize>, Vec<f32>)]) -> Result<Vec<u8>> {
@@ -85,23 +86,6 @@ pub fn to_int8(bytes: &[u8], path: &std::path::Path) -> Result<Vec<u8>> {
             ),
         ]
     })
-}
-
-/// Symmetric int8 per row of `width` values: `q = round(v / s)` with `s = max|v| / 127` (1 for
-/// an all-zero row), so `q * s` is within `s / 2` of `v`.
-pub fn quantize_rows(values: &[f32], width: usize) -> (Vec<i8>, Vec<f32>) {
-    let mut quantized = Vec::with_capacity(values.len());
-    let mut scales = Vec::with_capacity(values.len() / width.max(1));
-    for row in values.chunks(width) {
-        let max = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-        scales.push(scale);
-        quantized.extend(
-            row.iter()
-                .map(|v| (v / scale).round().clamp(-127.0, 127.0) as i8),
-        );
-    }
-    (quantized, scales)
 }
 
 /// The f32 values of an int8 matrix (`data`, `rows x width`) with its row `scales`; `None`

@@ -3,7 +3,8 @@
 // 1. loads the page and waits for `ready`; no task over 100 ms (PerformanceObserver long tasks)
 //    while a query is typed a key at a time (those while the corpus encodes are reported);
 // 2. for each case, types query / instruction / reversed instruction and checks that the top-5
-//    of each column equals the native engine's ranking (trainer search, CPU);
+//    of each column equals the native engine's ranking (trainer search, CPU, int8 arithmetic as
+//    the page's CPU backend; the WebGPU checks compare with f32);
 // 3. toggles a judgment and checks that a metric changes;
 // 4. opens teach mode on p-MRR and checks the breakdown;
 // 5. reloads from the shared URL and checks the state came back (and the model came from cache);
@@ -114,6 +115,8 @@ try {
     `${whileTyping.length} tasks over 50 ms in ${Math.round(typingTo - typingFrom)} ms, longest ${Math.max(0, ...whileTyping)} ms`);
   check('backend is shown', ['cpu', 'webgpu'].includes(await page.getByTestId('backend').textContent()),
     await page.getByTestId('backend').textContent());
+  check('the CPU backend computes in int8 (WebAssembly SIMD)', await page.getByTestId('precision').textContent() === 'int8',
+    await page.getByTestId('precision').textContent());
   await page.screenshot({ path: path.join(outDir, '01-ready.png'), fullPage: true });
 
   // 2. Rankings equal the native engine's.
@@ -357,7 +360,7 @@ try {
   await gpu.waitForTimeout(500);
   await waitReady(gpu);
   const onCpu = await columns(gpu);
-  check('switching WebGPU -> CPU: backend shown, same rankings', sameColumns(onCpu, ref.top5) && gpu.url().includes('backend=cpu'),
+  check('switching WebGPU -> CPU: backend shown, rankings of the native engine in int8', sameColumns(onCpu, ref.top5_cpu) && gpu.url().includes('backend=cpu'),
     `cpu ${JSON.stringify(onCpu)} url ${gpu.url()}`);
 
   // A WebGPU adapter that is granted but whose device cannot be created: the page falls back to
@@ -414,7 +417,7 @@ try {
   logs.push(...lostLogs.map((l) => `[webgpu lost] ${l}`));
   check('a WebGPU device lost mid-way falls back to the CPU with a note and ranks as the native engine',
     destroyed.devices > 0 && lostBackend === 'cpu' && /WebGPU failed mid-way/.test(lostNote)
-      && sameColumns(afterLoss, ref.top5) && gpuOption && panics.length === 0,
+      && sameColumns(afterLoss, ref.top5_cpu) && gpuOption && panics.length === 0,
     `${destroyed.devices} device(s) destroyed at "${destroyed.status}"; ${lostBackend}: ${lostNote}; WebGPU option disabled: ${gpuOption}; ${panics.join(' | ')}`);
   await losing.close();
 } catch (e) {

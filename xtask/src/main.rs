@@ -118,6 +118,13 @@ enum Cmd {
     /// The web demo against transformers.js (ONNX Runtime Web, fp32 and int8): bytes, time to
     /// first result, corpus encoding, per-query latency, agreement with the native engine.
     BenchWeb,
+    /// The int8 kernels built alone for wasm32 and run in Node: the WebAssembly SIMD kernel
+    /// against the portable one (exact), then timed against the page's f32 GEMM.
+    WasmKernels {
+        /// Only the exactness check (what the test command runs).
+        #[arg(long)]
+        check_only: bool,
+    },
     /// Evaluation speed: this engine vs ranx and pytrec_eval on the same run and qrels files.
     BenchEval {
         /// Queries in the generated run.
@@ -146,6 +153,7 @@ fn main() {
         } => bench::run(passages, batch_size),
         Cmd::BenchEval { queries, docs } => bench::eval(queries, docs),
         Cmd::BenchWeb => bench_web::run_bench(),
+        Cmd::WasmKernels { check_only } => web::wasm_kernels(check_only),
         Cmd::Results => tasks::results(),
         Cmd::BenchTrain {
             batch_size,

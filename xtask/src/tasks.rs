@@ -146,6 +146,7 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
         println!("note: no Vulkan driver; the GPU backend test will print SKIPPED");
     }
     run(&mut tests)?;
+    crate::web::wasm_kernels(true)?;
     step("sentence-transformers loads a model written by trainer train (venv from PyPI)");
     st_compat()?;
     step("MTEB reads the result files trainer eval writes (venv from PyPI)");

@@ -185,6 +185,44 @@ pub fn build_test_trainer() -> anyhow::Result<()> {
     ]))
 }
 
+/// The target folder `cargo` builds into (its own `CARGO_TARGET_DIR`, else the environment's,
+/// else the workspace's `target`).
+fn target_dir_of(cargo: &Command) -> PathBuf {
+    cargo
+        .get_envs()
+        .find(|(k, _)| *k == "CARGO_TARGET_DIR")
+        .and_then(|(_, v)| v.map(PathBuf::from))
+        .or_else(|| std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// `cargo xtask wasm-kernels`: builds the engine's int8 kernels alone for wasm32
+/// (`xtask/int8-wasm`, with `+simd128` as the page) and runs them in Node: the WebAssembly
+/// SIMD kernel must give the portable kernel's outputs bit for bit on odd shapes; without
+/// `check_only`, each BERT-shaped product is then timed against the f32 GEMM the page runs
+/// without int8 (BENCHMARKS.md).
+pub fn wasm_kernels(check_only: bool) -> anyhow::Result<()> {
+    let wasm = setup::wasm()?;
+    if !which("node") {
+        setup::apt_install(&["nodejs"])?;
+    }
+    step("int8 kernels for wasm32 (xtask/int8-wasm), run in Node");
+    let mut cargo = wasm.cargo();
+    cargo
+        .args(["build", "--release", "--target", "wasm32-unknown-unknown"])
+        .arg("--manifest-path")
+        .arg(root().join("xtask/int8-wasm/Cargo.toml"));
+    let target = target_dir_of(&cargo);
+    run(&mut cargo)?;
+    let mut node = Command::new("node");
+    node.arg(root().join("xtask/int8-wasm/run.mjs"))
+        .arg(target.join("wasm32-unknown-unknown/release/int8_wasm_check.wasm"));
+    if check_only {
+        node.arg("--check-only");
+    }
+    run(&mut node)
+}
+
 fn build_direct(out: &Path) -> anyhow::Result<()> {
     let wasm = wasm_bindgen_tools()?;
     step("building the web app (cargo + wasm-bindgen + wasm-opt, profile `web`)");
@@ -203,12 +241,7 @@ fn build_direct(out: &Path) -> anyhow::Result<()> {
         "--features",
         "webgpu",
     ]);
-    let target = cargo
-        .get_envs()
-        .find(|(k, _)| *k == "CARGO_TARGET_DIR")
-        .and_then(|(_, v)| v.map(PathBuf::from))
-        .or_else(|| std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from))
-        .unwrap_or_else(|| root().join("target"));
+    let target = target_dir_of(&cargo);
     run(&mut cargo)?;
     let _ = std::fs::remove_dir_all(out);
     std::fs::create_dir_all(out)?;
@@ -496,6 +529,25 @@ pub fn demo(extra_models: &[PathBuf], port: u16) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The arithmetic of a native reference: the page computes in int8 on the CPU backend and in
+/// f32 on WebGPU, and each is compared with the native engine computing the same way.
+#[derive(Debug, Clone, Copy)]
+enum Arithmetic {
+    /// The page's CPU backend (`engine::Precision::Int8`).
+    CpuInt8,
+    /// WebGPU (f32).
+    F32,
+}
+
+impl Arithmetic {
+    fn precision(self) -> &'static str {
+        match self {
+            Arithmetic::CpuInt8 => "int8",
+            Arithmetic::F32 => "f32",
+        }
+    }
+}
+
 /// The top-5 passage ids of `trainer search` (CPU) with `model` over `corpus` for `query`
 /// under `instruction`, the index kept in `index`.
 fn native_top5(
@@ -504,10 +556,12 @@ fn native_top5(
     index: &Path,
     query: &str,
     instruction: &str,
+    arithmetic: Arithmetic,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let out = output_ok(
         trainer(false)
             .args(["search", "--json", "--top-k", "5"])
+            .args(["--precision", arithmetic.precision()])
             .arg("--model")
             .arg(model)
             .arg("--corpus")
@@ -533,6 +587,7 @@ fn native_columns(
     corpus: &Path,
     index: &Path,
     case: &serde_json::Value,
+    arithmetic: Arithmetic,
 ) -> anyhow::Result<serde_json::Value> {
     let mut columns = serde_json::Map::new();
     for (column, field) in [
@@ -546,7 +601,7 @@ fn native_columns(
             case[field].as_str().unwrap_or("")
         };
         let query = case["query"].as_str().unwrap_or("");
-        let ids = native_top5(model, corpus, index, query, instruction)?;
+        let ids = native_top5(model, corpus, index, query, instruction, arithmetic)?;
         columns.insert(column.to_string(), serde_json::Value::Array(ids));
     }
     Ok(serde_json::Value::Object(columns))
@@ -648,7 +703,7 @@ fn native_references(
     let cases = cases.as_array().context("tests/e2e/cases.json: a list")?;
     let mut reference = Vec::new();
     for case in cases {
-        let top5 = native_columns(model, &demo_corpus, &index, case)?;
+        let top5 = native_columns(model, &demo_corpus, &index, case, Arithmetic::CpuInt8)?;
         reference.push(serde_json::json!({"case": case, "top5": top5}));
     }
     let reference_path = artifacts.join("native.json");
@@ -669,12 +724,27 @@ fn native_references(
         .map(str::to_string)
         .collect();
     std::fs::write(&topic_corpus, lines.join("\n") + "\n")?;
-    let top5 = native_columns(model, &topic_corpus, &fresh_index("topic.index"), &cases[0])?;
+    // WebGPU computes in f32; the page's CPU, where it falls back, in int8.
+    let top5 = native_columns(
+        model,
+        &topic_corpus,
+        &fresh_index("topic.index"),
+        &cases[0],
+        Arithmetic::F32,
+    )?;
+    let top5_cpu = native_columns(
+        model,
+        &topic_corpus,
+        &fresh_index("topic-int8.index"),
+        &cases[0],
+        Arithmetic::CpuInt8,
+    )?;
     std::fs::write(
         artifacts.join("native-topic.json"),
-        serde_json::to_string_pretty(
-            &serde_json::json!({"corpus": topic, "passages": lines.len(), "case": cases[0], "top5": top5}),
-        )?,
+        serde_json::to_string_pretty(&serde_json::json!({
+            "corpus": topic, "passages": lines.len(), "case": cases[0],
+            "top5": top5, "top5_cpu": top5_cpu,
+        }))?,
     )?;
     // The fine-tuned model's instructed top-5 for the first case (the model-switch check).
     let case = &cases[0];
@@ -684,6 +754,7 @@ fn native_references(
         &fresh_index("finetuned.index"),
         case["query"].as_str().unwrap_or(""),
         case["instruction"].as_str().unwrap_or(""),
+        Arithmetic::CpuInt8,
     )?;
     std::fs::write(
         artifacts.join("native-finetuned.json"),
