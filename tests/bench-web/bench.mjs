@@ -2,7 +2,7 @@
 // `cargo xtask bench-web`):
 //   node bench.mjs URL SITE_DIR OUT_DIR
 // SITE_DIR/bench/cases.json holds the query texts and the native engine's top 10 for each.
-// For each system (the project's page on CPU wasm; transformers.js on ONNX Runtime Web's CPU
+// For each system (the project's page on CPU wasm, in int8 and in f32 arithmetic; transformers.js on ONNX Runtime Web's CPU
 // wasm with the fp32 and the int8 export), in a fresh browser context:
 // - cold: navigation to the first result (model download, corpus encoding, one query);
 // - the corpus encoding time, and every query's latency (encode one text, rank the corpus),
@@ -66,8 +66,9 @@ function latencySummary(ms, tops) {
   };
 }
 
-/** The project's page: CPU wasm, the query text in the query box, both instruction boxes empty. */
-async function ours() {
+/** The project's page: CPU wasm computing in `precision` (int8, the page's default, or f32), the
+ * query text in the query box, both instruction boxes empty. */
+async function ours(precision) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const logs = [];
@@ -78,7 +79,8 @@ async function ours() {
     if (s === 'error') throw new Error(document.querySelector('[role=alert]')?.textContent);
     return s === 'ready';
   }, null, { timeout: 900_000, polling: 20 });
-  const query = (text) => `${base}?${new URLSearchParams({ q: text, i: '', r: '', backend: 'cpu' })}`;
+  const params = { backend: 'cpu', ...(precision === 'f32' ? { precision: 'f32' } : {}) };
+  const query = (text) => `${base}?${new URLSearchParams({ q: text, i: '', r: '', ...params })}`;
   const t0 = Date.now();
   await page.goto(query(cases[0].text));
   await waitReady();
@@ -111,7 +113,7 @@ async function ours() {
   const warm = Date.now() - t1;
   await context.close();
   return {
-    system: 'project (burn-flex, CPU wasm, int8 weights)', cold_first_result_ms: cold, warm_first_result_ms: warm,
+    system: `project (burn-flex, CPU wasm, int8 weights, ${precision} arithmetic)`, cold_first_result_ms: cold, warm_first_result_ms: warm,
     corpus_encode_ms: corpusMs, bytes: fetched, ...latencySummary(ms, tops),
     texts_encoded_per_query: encodedLines.map((l) => l.match(/\((\d+) of 3/)?.[1]).join(''),
   };
@@ -154,7 +156,7 @@ async function tjs(dtype) {
 
 const summary = { url, cases: cases.length, chromium: browser.version(), systems: [] };
 try {
-  for (const run of [ours, () => tjs('fp32'), () => tjs('q8')]) {
+  for (const run of [() => ours('int8'), () => ours('f32'), () => tjs('fp32'), () => tjs('q8')]) {
     const r = await run();
     summary.systems.push(r);
     const { bytes, ...shown } = r;

@@ -83,6 +83,17 @@ const top5 = (p, column) => p.$$eval(`[data-testid=ranking-${column}] [data-test
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 // The three columns of two rankings agree (key order aside: the native file's keys are sorted).
 const sameColumns = (a, b) => ['query', 'instructed', 'reversed'].every((c) => same(a[c], b[c]));
+// The page's CPU backend computes in int8, as the native reference does, but the two differ in
+// every f32 step around the integer products (GEMM kernels, softmax, GELU, layer norm), and a
+// tiny difference can move an activation across a rounding step of the 8-bit grid. So rank i
+// of the page may hold any passage whose native score is within INT8_TIE of the native rank
+// i's: two passages that near-tie swap. 0.01 is below the noise of the quantisation itself
+// (native int8 against native f32 scores differ by up to 0.015 on the demo topics) and far
+// below the gaps that decide a ranking (a different passage at rank i fails).
+const INT8_TIE = 0.01;
+const closeTo = (seen, ids, scores) => seen.length === ids.length && seen.every((id, i) =>
+  id in scores && Math.abs(scores[id] - scores[ids[i]]) <= INT8_TIE);
+const closeColumns = (a, ids, scores) => ['query', 'instructed', 'reversed'].every((c) => closeTo(a[c], ids[c], scores[c]));
 
 try {
   const t0 = Date.now();
@@ -134,10 +145,11 @@ try {
         instructed: await top5(page, 'instructed'),
         reversed: await top5(page, 'reversed'),
       };
-      if (sameColumns(seen, ref.top5)) break;
+      if (closeColumns(seen, ref.top5, ref.scores)) break;
     }
     for (const column of ['query', 'instructed', 'reversed']) {
-      check(`case ${i + 1} ${column}: top-5 equals the native ranking`, same(seen[column], ref.top5[column]),
+      check(`case ${i + 1} ${column}: top-5 equals the native ranking (int8: near-ties within ${INT8_TIE} may swap)`,
+        closeTo(seen[column], ref.top5[column], ref.scores[column]),
         `browser ${JSON.stringify(seen[column])} native ${JSON.stringify(ref.top5[column])}`);
     }
     await page.screenshot({ path: path.join(outDir, `02-case-${i + 1}.png`), fullPage: true });
@@ -249,11 +261,11 @@ try {
     await sw.waitForTimeout(500);
     if ((await sw.getByTestId('model-status').textContent()) !== 'ready') continue;
     tunedTop = await top5(sw, 'instructed');
-    if (same(tunedTop, tunedRef.instructed)) break;
+    if (closeTo(tunedTop, tunedRef.instructed, tunedRef.scores)) break;
   }
   const baseTop = native[0].top5.instructed;
   check('switching to the fine-tuned model ranks as the native engine with that model',
-    same(tunedTop, tunedRef.instructed) && sw.url().includes('model=finetuned'),
+    closeTo(tunedTop, tunedRef.instructed, tunedRef.scores) && sw.url().includes('model=finetuned'),
     `browser ${JSON.stringify(tunedTop)} native ${JSON.stringify(tunedRef.instructed)} ` +
     `(base model: ${JSON.stringify(baseTop)}${same(baseTop, tunedRef.instructed) ? ', the same' : ', different'})`);
   await sw.screenshot({ path: path.join(outDir, '07-model-switch.png'), fullPage: true });
@@ -360,7 +372,7 @@ try {
   await gpu.waitForTimeout(500);
   await waitReady(gpu);
   const onCpu = await columns(gpu);
-  check('switching WebGPU -> CPU: backend shown, rankings of the native engine in int8', sameColumns(onCpu, ref.top5_cpu) && gpu.url().includes('backend=cpu'),
+  check('switching WebGPU -> CPU: backend shown, rankings of the native engine in int8', closeColumns(onCpu, ref.top5_cpu, ref.scores_cpu) && gpu.url().includes('backend=cpu'),
     `cpu ${JSON.stringify(onCpu)} url ${gpu.url()}`);
 
   // A WebGPU adapter that is granted but whose device cannot be created: the page falls back to
@@ -417,7 +429,7 @@ try {
   logs.push(...lostLogs.map((l) => `[webgpu lost] ${l}`));
   check('a WebGPU device lost mid-way falls back to the CPU with a note and ranks as the native engine',
     destroyed.devices > 0 && lostBackend === 'cpu' && /WebGPU failed mid-way/.test(lostNote)
-      && sameColumns(afterLoss, ref.top5_cpu) && gpuOption && panics.length === 0,
+      && closeColumns(afterLoss, ref.top5_cpu, ref.scores_cpu) && gpuOption && panics.length === 0,
     `${destroyed.devices} device(s) destroyed at "${destroyed.status}"; ${lostBackend}: ${lostNote}; WebGPU option disabled: ${gpuOption}; ${panics.join(' | ')}`);
   await losing.close();
 } catch (e) {

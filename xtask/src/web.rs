@@ -548,9 +548,9 @@ impl Arithmetic {
     }
 }
 
-/// The top-5 passage ids of `trainer search` (CPU) with `model` over `corpus` for `query`
-/// under `instruction`, the index kept in `index`.
-fn native_top5(
+/// The top-10 `{_id, score}` records of `trainer search` (CPU) with `model` over `corpus` for
+/// `query` under `instruction`, the index kept in `index`.
+fn native_top10(
     model: &Path,
     corpus: &Path,
     index: &Path,
@@ -560,7 +560,7 @@ fn native_top5(
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let out = output_ok(
         trainer(false)
-            .args(["search", "--json", "--top-k", "5"])
+            .args(["search", "--json", "--top-k", "10"])
             .args(["--precision", arithmetic.precision()])
             .arg("--model")
             .arg(model)
@@ -577,11 +577,27 @@ fn native_top5(
     Ok(out
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .map(|v| v["_id"].clone())
         .collect())
 }
 
-/// The native top-5 of the three columns (query alone, instructed, reversed) for a test case.
+/// The first five ids of [`native_top10`]'s records.
+fn top5_ids(records: &[serde_json::Value]) -> serde_json::Value {
+    records.iter().take(5).map(|v| v["_id"].clone()).collect()
+}
+
+/// Each id of [`native_top10`]'s records with its score.
+fn scores(records: &[serde_json::Value]) -> serde_json::Value {
+    serde_json::Value::Object(
+        records
+            .iter()
+            .filter_map(|v| Some((v["_id"].as_str()?.to_string(), v["score"].clone())))
+            .collect(),
+    )
+}
+
+/// The native top-5 of the three columns (query alone, instructed, reversed) for a test case,
+/// and the scores of each column's top 10 (`{"top5": {column: ids}, "scores": {column: {id:
+/// score}}}`): where the page computes in int8, near-ties may swap (app.test.mjs).
 fn native_columns(
     model: &Path,
     corpus: &Path,
@@ -589,7 +605,7 @@ fn native_columns(
     case: &serde_json::Value,
     arithmetic: Arithmetic,
 ) -> anyhow::Result<serde_json::Value> {
-    let mut columns = serde_json::Map::new();
+    let (mut columns, mut column_scores) = (serde_json::Map::new(), serde_json::Map::new());
     for (column, field) in [
         ("query", ""),
         ("instructed", "instruction"),
@@ -601,10 +617,11 @@ fn native_columns(
             case[field].as_str().unwrap_or("")
         };
         let query = case["query"].as_str().unwrap_or("");
-        let ids = native_top5(model, corpus, index, query, instruction, arithmetic)?;
-        columns.insert(column.to_string(), serde_json::Value::Array(ids));
+        let records = native_top10(model, corpus, index, query, instruction, arithmetic)?;
+        columns.insert(column.to_string(), top5_ids(&records));
+        column_scores.insert(column.to_string(), scores(&records));
     }
-    Ok(serde_json::Value::Object(columns))
+    Ok(serde_json::json!({"top5": columns, "scores": column_scores}))
 }
 
 /// `cargo xtask e2e`: headless Chromium against the built site (see tests/e2e/README.md).
@@ -703,8 +720,10 @@ fn native_references(
     let cases = cases.as_array().context("tests/e2e/cases.json: a list")?;
     let mut reference = Vec::new();
     for case in cases {
-        let top5 = native_columns(model, &demo_corpus, &index, case, Arithmetic::CpuInt8)?;
-        reference.push(serde_json::json!({"case": case, "top5": top5}));
+        let columns = native_columns(model, &demo_corpus, &index, case, Arithmetic::CpuInt8)?;
+        reference.push(serde_json::json!({
+            "case": case, "top5": columns["top5"], "scores": columns["scores"],
+        }));
     }
     let reference_path = artifacts.join("native.json");
     std::fs::write(&reference_path, serde_json::to_string_pretty(&reference)?)?;
@@ -743,12 +762,12 @@ fn native_references(
         artifacts.join("native-topic.json"),
         serde_json::to_string_pretty(&serde_json::json!({
             "corpus": topic, "passages": lines.len(), "case": cases[0],
-            "top5": top5, "top5_cpu": top5_cpu,
+            "top5": top5["top5"], "top5_cpu": top5_cpu["top5"], "scores_cpu": top5_cpu["scores"],
         }))?,
     )?;
     // The fine-tuned model's instructed top-5 for the first case (the model-switch check).
     let case = &cases[0];
-    let ids = native_top5(
+    let records = native_top10(
         tuned_model,
         &demo_corpus,
         &fresh_index("finetuned.index"),
@@ -758,7 +777,9 @@ fn native_references(
     )?;
     std::fs::write(
         artifacts.join("native-finetuned.json"),
-        serde_json::to_string_pretty(&serde_json::json!({"case": case, "instructed": ids}))?,
+        serde_json::to_string_pretty(&serde_json::json!({
+            "case": case, "instructed": top5_ids(&records), "scores": scores(&records),
+        }))?,
     )?;
     Ok(reference_path)
 }
