@@ -332,11 +332,18 @@ impl QuantizedRows {
 
 /// Quantises one row into `out` (`q + 128`, the first `row.len()` bytes); returns its scale.
 fn quantize_row(row: &[f32], out: &mut [u8]) -> f32 {
+    quantize_row_as(row, out, |q| (q + 128.0) as u8)
+}
+
+/// Quantises one row: `store(q)` of each value's integer `q` in [-127, 127] into `out`;
+/// returns the row's scale. The one rule behind every kernel's activations.
+#[inline(always)]
+fn quantize_row_as<T>(row: &[f32], out: &mut [T], store: impl Fn(f32) -> T) -> f32 {
     let max = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
     let inv = 1.0 / scale;
     for (b, &v) in out.iter_mut().zip(row) {
-        *b = (round_to_integer(v * inv) + 128.0) as u8;
+        *b = store(round_to_integer(v * inv));
     }
     scale
 }
@@ -623,13 +630,7 @@ mod simd128 {
 
     /// [`super::quantize_row`]'s values without the `+128` offset; returns the row's scale.
     fn quantize_row(row: &[f32], out: &mut [i16]) -> f32 {
-        let max = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-        let inv = 1.0 / scale;
-        for (q, &v) in out.iter_mut().zip(row) {
-            *q = super::round_to_integer(v * inv) as i16;
-        }
-        scale
+        super::quantize_row_as(row, out, |q| q as i16)
     }
 }
 

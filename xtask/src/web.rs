@@ -699,6 +699,56 @@ fn finetuned_model(model: &Path, artifacts: &Path) -> anyhow::Result<PathBuf> {
     Ok(tuned.join("model"))
 }
 
+/// `native-topic.json`: the first case on one demo topic (the page's `corpus=TOPIC`), in f32
+/// for the WebGPU check and in int8 for the CPU it falls back to.
+fn topic_reference(
+    model: &Path,
+    demo_corpus: &Path,
+    case: &serde_json::Value,
+    artifacts: &Path,
+    fresh_index: &dyn Fn(&str) -> PathBuf,
+) -> anyhow::Result<()> {
+    // The WebGPU check runs on one demo topic (the page's `corpus=TOPIC`), which SwiftShader
+    // encodes in a minute where the whole corpus would take a quarter of an hour.
+    let topic = "sourdough";
+    let topic_corpus = artifacts.join(format!("topic-{topic}.jsonl"));
+    let lines: Vec<String> = std::fs::read_to_string(demo_corpus)?
+        .lines()
+        .filter(|l| {
+            serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| {
+                v["_id"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with(&format!("{topic}-")))
+            })
+        })
+        .map(str::to_string)
+        .collect();
+    std::fs::write(&topic_corpus, lines.join("\n") + "\n")?;
+    // WebGPU computes in f32; the page's CPU, where it falls back, in int8.
+    let top5 = native_columns(
+        model,
+        &topic_corpus,
+        &fresh_index("topic.index"),
+        case,
+        Arithmetic::F32,
+    )?;
+    let top5_cpu = native_columns(
+        model,
+        &topic_corpus,
+        &fresh_index("topic-int8.index"),
+        case,
+        Arithmetic::CpuInt8,
+    )?;
+    std::fs::write(
+        artifacts.join("native-topic.json"),
+        serde_json::to_string_pretty(&serde_json::json!({
+            "corpus": topic, "passages": lines.len(), "case": case,
+            "top5": top5["top5"], "top5_cpu": top5_cpu["top5"], "scores_cpu": top5_cpu["scores"],
+        }))?,
+    )?;
+    Ok(())
+}
+
 /// The native engine's rankings the page must reproduce: every case of `cases.json` on the
 /// demo corpus (`native.json`, returned), the first case on one topic for the WebGPU check
 /// (`native-topic.json`) and under the fine-tuned model (`native-finetuned.json`).
@@ -727,44 +777,7 @@ fn native_references(
     }
     let reference_path = artifacts.join("native.json");
     std::fs::write(&reference_path, serde_json::to_string_pretty(&reference)?)?;
-    // The WebGPU check runs on one demo topic (the page's `corpus=TOPIC`), which SwiftShader
-    // encodes in a minute where the whole corpus would take a quarter of an hour.
-    let topic = "sourdough";
-    let topic_corpus = artifacts.join(format!("topic-{topic}.jsonl"));
-    let lines: Vec<String> = std::fs::read_to_string(&demo_corpus)?
-        .lines()
-        .filter(|l| {
-            serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| {
-                v["_id"]
-                    .as_str()
-                    .is_some_and(|id| id.starts_with(&format!("{topic}-")))
-            })
-        })
-        .map(str::to_string)
-        .collect();
-    std::fs::write(&topic_corpus, lines.join("\n") + "\n")?;
-    // WebGPU computes in f32; the page's CPU, where it falls back, in int8.
-    let top5 = native_columns(
-        model,
-        &topic_corpus,
-        &fresh_index("topic.index"),
-        &cases[0],
-        Arithmetic::F32,
-    )?;
-    let top5_cpu = native_columns(
-        model,
-        &topic_corpus,
-        &fresh_index("topic-int8.index"),
-        &cases[0],
-        Arithmetic::CpuInt8,
-    )?;
-    std::fs::write(
-        artifacts.join("native-topic.json"),
-        serde_json::to_string_pretty(&serde_json::json!({
-            "corpus": topic, "passages": lines.len(), "case": cases[0],
-            "top5": top5["top5"], "top5_cpu": top5_cpu["top5"], "scores_cpu": top5_cpu["scores"],
-        }))?,
-    )?;
+    topic_reference(model, &demo_corpus, &cases[0], artifacts, &fresh_index)?;
     // The fine-tuned model's instructed top-5 for the first case (the model-switch check).
     let case = &cases[0];
     let records = native_top10(
