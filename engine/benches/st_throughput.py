@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""sentence-transformers (PyTorch CPU) throughput on the same texts as the engine's
-embed_throughput example. Usage: st_throughput.py MODEL_DIR TEXTS.jsonl BATCH [REPEATS]"""
+"""sentence-transformers (PyTorch) throughput on the same texts as the engine's
+embed_throughput example. Usage: st_throughput.py MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [DEVICE]
+(DEVICE: cpu, the default, or cuda)."""
 import json
 import sys
 import time
@@ -10,11 +11,18 @@ from bench_texts import read_passages
 from sentence_transformers import SentenceTransformer
 
 
+def where(device):
+    if device == "cpu":
+        return f"{torch.get_num_threads()} threads"
+    return torch.cuda.get_device_name()
+
+
 def main():
     model_dir, path, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
     repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    device = sys.argv[5] if len(sys.argv) > 5 else "cpu"
     texts = read_passages(path)
-    model = SentenceTransformer(model_dir, device="cpu")
+    model = SentenceTransformer(model_dir, device=device)
     model.encode(texts[:batch], batch_size=batch)
     start = time.perf_counter()
     for _ in range(repeats):
@@ -22,7 +30,7 @@ def main():
     secs = time.perf_counter() - start
     total = len(texts) * repeats
     print(json.dumps({"system": f"sentence-transformers {__import__('sentence_transformers').__version__} "
-                      f"(torch {torch.__version__}, {torch.get_num_threads()} threads)",
+                      f"(torch {torch.__version__}, {where(device)})",
                       "passages": total, "seconds": secs, "passages_per_s": total / secs}))
 
 

@@ -1,8 +1,10 @@
-//! Embedding throughput of the engine on the CPU backend.
+//! Embedding throughput of the engine.
 //!
-//! `cargo run --release -p engine --example embed_throughput -- MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray] [f32|int8]`
+//! `cargo run --release -p engine --example embed_throughput -- MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray|wgpu|vulkan|cuda] [f32|int8]`
 //!
-//! (`ndarray` needs `--features ndarray`; it exists only to compare the two CPU backends.)
+//! (`ndarray` needs `--features ndarray`; it exists only to compare the two CPU backends. The
+//! GPU backends need their cargo feature; the GPU benchmark script `engine/benches/gpu.sh` runs
+//! this example built with `--features vulkan`.)
 //!
 //! Reads `{"_id", "text"}` lines (title + text for corpora), embeds them all `REPEATS` times
 //! after one warm-up batch, and prints one JSON line with passages per second. `cargo xtask
@@ -26,15 +28,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let repeats: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(1);
     let backend = args.get(4).map(String::as_str).unwrap_or("flex");
     let device = match backend {
-        "flex" => engine::backend::BackendKind::Cpu.device()?,
         #[cfg(feature = "ndarray")]
         "ndarray" => engine::Device::ndarray(),
-        other => {
-            return Err(format!(
-                "unknown CPU backend {other} (flex, or ndarray with --features ndarray)"
-            )
-            .into())
-        }
+        other => other.parse::<engine::backend::BackendKind>()?.device()?,
     };
     let precision: engine::Precision = args.get(5).map_or(Ok(Default::default()), |s| s.parse())?;
     let mut encoder = Encoder::load(&model, &device)?;
@@ -51,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let total = refs.len() * repeats;
     println!(
         "{}",
-        serde_json::json!({"system": format!("engine (burn-{backend}, CPU, {precision})"), "passages": total, "seconds": secs, "passages_per_s": total as f64 / secs})
+        serde_json::json!({"system": format!("engine (burn-{backend}, {precision})"), "passages": total, "seconds": secs, "passages_per_s": total as f64 / secs})
     );
     Ok(())
 }

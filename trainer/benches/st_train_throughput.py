@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""sentence-transformers training throughput (MultipleNegativesRankingLoss, PyTorch CPU) on the
+"""sentence-transformers training throughput (MultipleNegativesRankingLoss, PyTorch) on the
 same records, model, batch and sequence lengths as `trainer train --loss infonce` in
 `cargo xtask bench-train`.
 
-Usage: st_train_throughput.py MODEL_DIR RECORDS.jsonl BATCH STEPS QUERY_LEN PASSAGE_LEN
+Usage: st_train_throughput.py MODEL_DIR RECORDS.jsonl BATCH STEPS QUERY_LEN PASSAGE_LEN [DEVICE]
+(DEVICE: cpu, the default, or cuda; on cuda each step ends with a synchronisation, as the
+engine's trainer reads its loss back after each step.)
 
 Records are instruction-negative records with one hard negative; each becomes the triplet
 (instruction + " " + query, positive, negative), exactly the tuples the engine trains on.
@@ -19,6 +21,7 @@ from sentence_transformers import SentenceTransformer, losses
 def main():
     model_dir, path = sys.argv[1], sys.argv[2]
     batch, steps, qlen, plen = (int(x) for x in sys.argv[3:7])
+    device = sys.argv[7] if len(sys.argv) > 7 else "cpu"
     triplets = []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -27,7 +30,7 @@ def main():
                 anchor = f"{r['instruction']} {r['query']}" if r["instruction"] else r["query"]
                 triplets.append((anchor, r["positive"], r["negatives"][0]))
     torch.manual_seed(0)
-    model = SentenceTransformer(model_dir, device="cpu")
+    model = SentenceTransformer(model_dir, device=device)
     model.train()
     loss_fn = losses.MultipleNegativesRankingLoss(model, scale=1 / 0.02)
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.01)
@@ -35,7 +38,7 @@ def main():
     def features(texts, max_len):
         model.max_seq_length = max_len
         f = model.tokenize(texts)
-        return {k: v for k, v in f.items()}
+        return {k: v.to(device) if hasattr(v, "to") else v for k, v in f.items()}
 
     times = []
     for step in range(steps):
@@ -49,12 +52,15 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        loss.item()  # waits for the step on a GPU
         times.append(time.perf_counter() - start)
     secs = sum(times[1:])
     pairs = batch * (steps - 1)
     print(json.dumps({
         "system": f"sentence-transformers {__import__('sentence_transformers').__version__} MNRL "
-                  f"(torch {torch.__version__}, {torch.get_num_threads()} threads)",
+                  f"(torch {torch.__version__}, "
+                  f"{torch.get_num_threads() if device == 'cpu' else torch.cuda.get_device_name()}"
+                  f"{' threads' if device == 'cpu' else ''})",
         "pairs": pairs, "seconds": secs, "pairs_per_s": pairs / secs}))
 
 
