@@ -37,6 +37,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Fine-tune an encoder to follow instructions (InF-Embed objectives, InfoNCE, dual views).
     Train(TrainArgs),
+    /// Learn live as the web page's teach mode does: a few steps on dual-view records built
+    /// from an evaluation set's judgments, scored after each step on queries it does not train on.
+    Lesson(LessonArgs),
     /// Make instruction-following training data (offline attribute constraints, or an LLM).
     Synth {
         /// Which synthesis.
@@ -60,6 +63,26 @@ pub struct TrainArgs {
     pub skip_bad_records: bool,
     #[command(flatten)]
     pub overrides: crate::train::config::TrainOverrides,
+}
+
+/// `trainer lesson`.
+#[derive(Args, Debug)]
+pub struct LessonArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Evaluation set (formats.md §1) the lesson is built from; default the built-in demo set.
+    #[arg(long)]
+    pub set: Option<PathBuf>,
+    /// Run folder: records.jsonl and config.json (`trainer train --config DIR/config.json`
+    /// takes the same steps), metrics.jsonl, and the trained model in model/.
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Optimiser steps.
+    #[arg(long, default_value_t = 8, value_parser = positive)]
+    pub steps: usize,
+    /// Seed of the record order and the I-block sampling.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
 }
 
 /// `trainer export`.

@@ -8,6 +8,7 @@ mod demo;
 mod embed;
 mod eval;
 mod judge;
+mod lesson;
 mod progress;
 mod search;
 mod store;
@@ -86,6 +87,7 @@ fn main() {
         cli::Command::Eval(a) => eval::run(a),
         cli::Command::Export(a) => export(a),
         cli::Command::Train(a) => train::run(a),
+        cli::Command::Lesson(a) => lesson::run(a),
         cli::Command::Synth { command } => synth::run(command),
     };
     if let Err(e) = result {

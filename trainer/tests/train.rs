@@ -871,3 +871,60 @@ fn bad_distillation_settings_and_anchors_are_refused_before_training() {
     assert!(String::from_utf8_lossy(&run.stderr).contains("direct step only"));
     assert!(!out.join("model").exists());
 }
+
+#[test]
+fn a_lesson_takes_the_steps_trainer_train_takes_with_the_config_it_writes() {
+    let dir = tmp("lesson");
+    let model = tiny_model(&dir);
+    let lesson = dir.join("lesson");
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(["lesson", "--model", s(&model), "--output", s(&lesson)])
+        .args(["--steps", "3"])
+        .output()
+        .expect("run trainer");
+    let err = ok(&out);
+    assert!(err.contains("step 3 loss"), "{err}");
+    let log: Vec<serde_json::Value> = std::fs::read_to_string(lesson.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        log.len(),
+        4,
+        "the base model's scores, then one line per step"
+    );
+    for line in &log {
+        for score in ["ndcg10_changed", "p_mrr", "wise"] {
+            let v = line["eval"][score].as_f64().unwrap();
+            assert!((-1.0..=1.0).contains(&v), "{score} = {v} in {line}");
+        }
+    }
+    // The trainer, given the lesson's config and records, takes the same steps.
+    let trained = dir.join("trained");
+    ok(&train(&[
+        "--config",
+        s(&lesson.join("config.json")),
+        "--output",
+        s(&trained),
+    ]));
+    let (ours, theirs) = (losses(&lesson), losses(&trained));
+    assert_eq!(ours.len(), 3);
+    assert_eq!(theirs.len(), 3);
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert!(
+            (a - b).abs() < 1e-6,
+            "lesson {ours:?} vs trainer {theirs:?}"
+        );
+    }
+    let diff = max_diff(
+        &weights(&lesson.join("model")),
+        &weights(&trained.join("model")),
+    );
+    assert!(diff < 1e-6, "weights differ by {diff}");
+    let base = weights(&model);
+    assert!(
+        max_diff(&base, &weights(&lesson.join("model"))) > 1e-4,
+        "the lesson moved the weights"
+    );
+}

@@ -6,6 +6,8 @@
 pub mod attributes;
 pub mod batch;
 pub mod distill;
+#[cfg(feature = "autodiff")]
+pub mod lesson;
 pub mod model;
 pub mod objectives;
 pub mod records;

@@ -1,0 +1,538 @@
+//! Learn live (the web page's teach mode): a few optimiser steps on dual-view records built from
+//! an evaluation set's own judgments, watched on queries the steps never see.
+//!
+//! [`Lesson::from_set`] splits the set's queries: every [`HELD_OUT_EVERY`]-th one is held out,
+//! and each other query gives dual-view instruction-negative records (formats.md §3): under the
+//! changed instruction a passage relevant to it is the positive and a passage relevant only
+//! under the reversed instruction is the instruction negative; the reversed view swaps them.
+//! Passages judged off-topic for the bare query are the hard negatives. The held-out queries
+//! form a re-ranking set over their judged passages (FollowIR's protocol), small enough to
+//! evaluate after every step in a browser.
+//!
+//! [`LessonSettings`] are `trainer train` settings under the names of its config file
+//! ([`LessonSettings::trainer_config`]), so `trainer train --config lesson.json --data
+//! lesson.jsonl` takes the steps the page takes: the same records in the same order, the same
+//! I-block sampling, loss, clipping and AdamW. [`LessonRun`] is that loop with nothing around
+//! it (the trainer adds accumulation, checkpoints and logs).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::data::{EvalSet, Mode, Qrels};
+use crate::error::{EngineError, Result};
+use crate::metrics::{Metric, ModeReport, Run};
+use crate::training::objectives::{Factor, Objective};
+use crate::training::records::{InstructionNegativeRecord, TrainingRecord};
+use crate::training::step::Schedule;
+
+/// Every this-many-th query of the set (the 3rd, 6th, ...) is held out of training.
+pub const HELD_OUT_EVERY: usize = 3;
+
+/// The records a lesson trains on and the queries it is judged on.
+#[derive(Debug, Clone)]
+pub struct Lesson {
+    /// Dual-view records of the training queries, in query order.
+    pub records: Vec<TrainingRecord>,
+    /// Ids of the queries the records come from.
+    pub training_queries: Vec<String>,
+    /// The held-out queries as a re-ranking set: their judged passages are the corpus and
+    /// each query's candidates.
+    pub held_out: EvalSet,
+}
+
+impl Lesson {
+    /// Splits `set` (which needs changed and reversed judgments) into training records and a
+    /// held-out re-ranking set. A training query without a passage relevant under exactly one
+    /// of its two instructions gives no record.
+    pub fn from_set(set: &EvalSet) -> Result<Lesson> {
+        let (changed, reversed, og) = (
+            judgments(set, Mode::Changed)?,
+            judgments(set, Mode::Reversed)?,
+            judgments(set, Mode::Og)?,
+        );
+        let texts: BTreeMap<&str, String> = set
+            .corpus
+            .iter()
+            .map(|p| (p.id.as_str(), p.encoder_text()))
+            .collect();
+        let (mut records, mut training_queries, mut held_out) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for (i, query) in set.queries.iter().enumerate() {
+            if (i + 1) % HELD_OUT_EVERY == 0 {
+                held_out.push(query.id.clone());
+                continue;
+            }
+            let (Some(instruction), Some(instruction_reversed)) =
+                (&query.instruction_changed, &query.instruction_reversed)
+            else {
+                continue;
+            };
+            let (c, r) = (relevant(changed, &query.id), relevant(reversed, &query.id));
+            let text = |id: &str| texts.get(id).cloned();
+            let off_topic: Vec<String> = og
+                .get(&query.id)
+                .into_iter()
+                .flatten()
+                .filter(|(_, &s)| s <= 0.0)
+                .filter_map(|(d, _)| text(d))
+                .collect();
+            let before = records.len();
+            for (positive, negative) in c.difference(&r).zip(r.difference(&c)) {
+                let (Some(positive), Some(negative)) = (text(positive), text(negative)) else {
+                    continue;
+                };
+                records.push(TrainingRecord::InstructionNegative(
+                    InstructionNegativeRecord {
+                        query: query.text.clone(),
+                        instruction: instruction.clone(),
+                        positive,
+                        negatives: off_topic.clone(),
+                        instruction_negatives: vec![negative],
+                        instruction_reversed: Some(instruction_reversed.clone()),
+                    },
+                ));
+            }
+            if records.len() > before {
+                training_queries.push(query.id.clone());
+            }
+        }
+        if records.is_empty() || held_out.is_empty() {
+            return Err(EngineError::data(
+                &set.root,
+                0,
+                "a lesson needs queries with changed and reversed judgments that disagree on some passage, and at least 3 queries",
+            ));
+        }
+        Ok(Lesson {
+            records,
+            training_queries,
+            held_out: reranking_subset(set, &held_out),
+        })
+    }
+
+    /// The held-out scores of `encoder` (native: blocking; the page ranks with its async
+    /// encoder and calls [`LessonScores::of`]).
+    pub fn evaluate(&self, encoder: &crate::Encoder) -> Result<LessonScores> {
+        use crate::evaluation::{encode_passages, runs, DEFAULT_RUN_DEPTH};
+        let passages = encode_passages(encoder, &self.held_out, &mut |_, _| {})?;
+        let runs = runs(encoder, &self.held_out, &passages, false, DEFAULT_RUN_DEPTH)?;
+        LessonScores::of(&self.held_out, &runs)
+    }
+
+    /// The records as JSON lines (formats.md §3), what `trainer train --data` reads.
+    pub fn records_jsonl(&self) -> String {
+        self.records
+            .iter()
+            .map(|r| {
+                let json = match r {
+                    TrainingRecord::InstructionNegative(r) => r.to_json(),
+                    TrainingRecord::InfIr(r) => r.to_json(),
+                };
+                format!("{json}\n")
+            })
+            .collect()
+    }
+}
+
+/// The passages judged relevant (score > 0) to `query` in `qrels`.
+fn relevant<'a>(qrels: &'a Qrels, query: &str) -> BTreeSet<&'a str> {
+    qrels
+        .get(query)
+        .into_iter()
+        .flatten()
+        .filter(|(_, &s)| s > 0.0)
+        .map(|(d, _)| d.as_str())
+        .collect()
+}
+
+fn judgments(set: &EvalSet, mode: Mode) -> Result<&Qrels> {
+    set.qrels.get(&mode).ok_or_else(|| {
+        EngineError::data(
+            &set.root,
+            0,
+            format!("a lesson needs {} judgments", mode.name()),
+        )
+    })
+}
+
+/// The queries `ids` of `set` with their judged passages as corpus and candidates.
+fn reranking_subset(set: &EvalSet, ids: &[String]) -> EvalSet {
+    let chosen: BTreeSet<&str> = ids.iter().map(|s| s.as_str()).collect();
+    let judged = |q: &str| -> BTreeSet<String> {
+        set.qrels
+            .values()
+            .filter_map(|qrels| qrels.get(q))
+            .flat_map(|docs| docs.keys().cloned())
+            .collect()
+    };
+    let pools: BTreeMap<String, BTreeSet<String>> =
+        ids.iter().map(|q| (q.clone(), judged(q))).collect();
+    let in_pool: BTreeSet<&str> = pools.values().flatten().map(|s| s.as_str()).collect();
+    let corpus: Vec<_> = set
+        .corpus
+        .iter()
+        .filter(|p| in_pool.contains(p.id.as_str()))
+        .cloned()
+        .collect();
+    let candidates = pools
+        .iter()
+        .map(|(q, docs)| {
+            let in_corpus_order = corpus
+                .iter()
+                .filter(|p| docs.contains(&p.id))
+                .map(|p| p.id.clone())
+                .collect();
+            (q.clone(), in_corpus_order)
+        })
+        .collect();
+    EvalSet {
+        root: set.root.join("held-out"),
+        corpus,
+        queries: set
+            .queries
+            .iter()
+            .filter(|q| chosen.contains(q.id.as_str()))
+            .cloned()
+            .collect(),
+        qrels: set
+            .qrels
+            .iter()
+            .map(|(mode, qrels)| {
+                let kept = qrels
+                    .iter()
+                    .filter(|(q, _)| chosen.contains(q.as_str()))
+                    .map(|(q, d)| (q.clone(), d.clone()))
+                    .collect();
+                (*mode, kept)
+            })
+            .collect(),
+        candidates: Some(candidates),
+    }
+}
+
+/// How a lesson trains: `trainer train` settings, serialised under its config file's names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LessonSettings {
+    /// Objective (InF-Embed's multivariate P + I, the trainer's default).
+    pub loss: Objective,
+    /// τ (0.05, the InF-Embed objectives' own).
+    pub temperature: f64,
+    /// Records per step (4: eight tuples with the dual view).
+    pub batch_size: usize,
+    /// Optimiser steps (8).
+    pub max_steps: usize,
+    /// AdamW's learning rate, constant (1e-4: a visible change in a few steps).
+    pub lr: f64,
+    /// Constant: a lesson can be stopped or extended at any step.
+    pub schedule: Schedule,
+    /// No warm-up (0).
+    pub warmup_ratio: f64,
+    /// Seed of the data order and the I-block sampling (42).
+    pub seed: u64,
+    /// Token limit of instruction + query (64).
+    pub query_max_length: usize,
+    /// Token limit of passages (128; the demo's passages are shorter).
+    pub passage_max_length: usize,
+    /// Global gradient-norm clipping (1.0).
+    pub max_grad_norm: f64,
+    /// Hard negatives kept per tuple (30, the trainer's default; a demo query has fewer).
+    pub max_hard_negatives: usize,
+}
+
+impl Default for LessonSettings {
+    fn default() -> Self {
+        LessonSettings {
+            loss: Objective::Multivariate(vec![Factor::P, Factor::I]),
+            temperature: 0.05,
+            batch_size: 4,
+            max_steps: 8,
+            lr: 1e-4,
+            schedule: Schedule::Constant,
+            warmup_ratio: 0.0,
+            seed: 42,
+            query_max_length: 64,
+            passage_max_length: 128,
+            max_grad_norm: 1.0,
+            max_hard_negatives: 30,
+        }
+    }
+}
+
+impl LessonSettings {
+    /// The settings as a `trainer train --config` file: every other setting at the trainer's
+    /// default (AdamW's betas, ε and weight decay, the template, hard negatives, chunking).
+    pub fn trainer_config(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain fields serialise")
+    }
+}
+
+/// What the held-out queries score (fractions, not points).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LessonScores {
+    /// nDCG@10 under the changed instruction.
+    pub ndcg10_changed: f64,
+    /// p-MRR (og against changed).
+    pub p_mrr: f64,
+    /// WISE.
+    pub wise: f64,
+}
+
+impl LessonScores {
+    /// The scores of `runs` (one per mode, as [`crate::evaluation::runs`] makes) on the held-out
+    /// set.
+    pub fn of(held_out: &EvalSet, runs: &BTreeMap<Mode, Run>) -> Result<LessonScores> {
+        let metric: Metric = "ndcg@10".parse()?;
+        let report = ModeReport::compute(&held_out.qrels, runs, &[metric], Default::default());
+        let missing =
+            |what: &str| EngineError::Invalid(format!("the held-out queries give no {what}"));
+        Ok(LessonScores {
+            ndcg10_changed: report
+                .modes
+                .get(&Mode::Changed)
+                .map(|e| e.mean[0])
+                .ok_or_else(|| missing("nDCG@10 under the changed instruction"))?,
+            p_mrr: report
+                .p_mrr
+                .as_ref()
+                .filter(|p| !p.is_empty())
+                .map(|p| p.mean)
+                .ok_or_else(|| missing("p-MRR"))?,
+            wise: report
+                .infosearch
+                .as_ref()
+                .filter(|s| !s.wise.is_empty())
+                .map(|s| s.wise.mean)
+                .ok_or_else(|| missing("WISE"))?,
+        })
+    }
+}
+
+pub use run::{LessonRun, LessonStep};
+
+mod run {
+    use super::{Lesson, LessonSettings};
+    use crate::error::{EngineError, Result};
+    use crate::model_files::ModelFiles;
+    use crate::training::model::{Texts, TrainModel};
+    use crate::training::objectives::Loss;
+    use crate::training::records::TrainingRecord;
+    use crate::training::step::{
+        clip_global_norm, direct_gradients, micro_batch_layout, AdamW, BlockSampling, Optimizer,
+        RecordStream,
+    };
+    use crate::{Device, Encoder, ModelConfig, QueryTemplate};
+
+    /// A lesson in progress: the model being trained, its optimiser and the record stream.
+    pub struct LessonRun {
+        base: ModelFiles,
+        settings: LessonSettings,
+        texts: Texts,
+        loss: Loss,
+        model: Option<TrainModel>,
+        optimizer: Optimizer,
+        stream: RecordStream<Vec<TrainingRecord>>,
+        /// Steps taken.
+        pub step: usize,
+    }
+
+    /// What one step did.
+    #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+    pub struct LessonStep {
+        /// The step's number, from 1.
+        pub step: usize,
+        /// Its loss (before the update).
+        pub loss: f64,
+        /// The gradient norm before clipping.
+        pub grad_norm: f64,
+        /// The learning rate it used.
+        pub lr: f64,
+        /// Tuples (query views) it trained on.
+        pub pairs: usize,
+    }
+
+    /// Texts per forward pass: the trainer's default `encode_chunk`, which `trainer train` uses
+    /// with a lesson's config.
+    const ENCODE_CHUNK: usize = 32;
+
+    impl LessonRun {
+        /// Starts a lesson on `base` (the model as loaded, on `device`; gradients on its
+        /// autodiff form).
+        pub fn new(
+            base: &ModelFiles,
+            lesson: &Lesson,
+            settings: LessonSettings,
+            device: &Device,
+        ) -> Result<Self> {
+            let config = ModelConfig::from_files(base)?;
+            let texts = Texts::new(
+                base,
+                &config,
+                settings.query_max_length,
+                settings.passage_max_length,
+                QueryTemplate::default(),
+                ENCODE_CHUNK,
+            )?;
+            let model = TrainModel::load(base, &config, false, &device.clone().autodiff())?;
+            let loss = Loss {
+                temperature: settings.temperature,
+                ..Loss::new(settings.loss.clone())
+            };
+            let stream = RecordStream::new(
+                lesson.records.clone(),
+                settings.batch_size,
+                settings.seed,
+                settings.max_hard_negatives,
+            );
+            Ok(LessonRun {
+                base: base.clone(),
+                texts,
+                loss,
+                model: Some(model),
+                optimizer: AdamW::default().config().init(),
+                stream,
+                settings,
+                step: 0,
+            })
+        }
+
+        /// One optimiser step on the next batch of records. A non-finite loss or gradient
+        /// is an error and leaves the weights as they were.
+        pub fn step(&mut self) -> Result<LessonStep> {
+            let s = &self.settings;
+            let lr = s.lr
+                * s.schedule
+                    .factor(self.step, s.max_steps.max(self.step + 1), s.warmup_ratio);
+            let tuples = self.stream.micro_batch(self.step)?;
+            let sampling = BlockSampling {
+                instruction_fraction: 1.0,
+                query_alone: false,
+                seed: s.seed,
+            };
+            let layout = micro_batch_layout(&tuples, &self.loss, sampling, self.step);
+            let model = self.model.take().expect("a lesson always holds its model");
+            let outcome = direct_gradients(&model, &self.texts, &layout, &self.loss, 1, None);
+            let (loss, mut grads) = match outcome {
+                Ok(v) => v,
+                Err(e) => {
+                    self.model = Some(model);
+                    return Err(e);
+                }
+            };
+            let grad_norm = clip_global_norm(&mut grads, &model, s.max_grad_norm);
+            if !loss.is_finite() || !grad_norm.is_finite() {
+                self.model = Some(model);
+                return Err(EngineError::Invalid(format!(
+                    "step {}: loss {loss}, gradient norm {grad_norm}; the weights are unchanged",
+                    self.step + 1
+                )));
+            }
+            self.model = Some(self.optimizer.step(lr, model, grads));
+            self.step += 1;
+            Ok(LessonStep {
+                step: self.step,
+                loss,
+                grad_norm,
+                lr,
+                pairs: layout.tuples.len(),
+            })
+        }
+
+        /// The trained model's files (the base model's, with the current weights).
+        pub fn files(&self) -> Result<ModelFiles> {
+            use burn::module::Module;
+            self.model
+                .as_ref()
+                .expect("a lesson always holds its model")
+                .valid()
+                .to_files(&self.base)
+        }
+
+        /// An encoder with the current weights on `device`.
+        pub fn encoder(&self, device: &Device) -> Result<Encoder> {
+            Encoder::from_files(&self.files()?, device)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_lesson_trains_on_two_thirds_of_the_queries_and_never_sees_the_held_out_passages() {
+        let set = crate::demo::demo_set().unwrap();
+        let lesson = Lesson::from_set(&set).unwrap();
+        let held: Vec<&str> = lesson
+            .held_out
+            .queries
+            .iter()
+            .map(|q| q.id.as_str())
+            .collect();
+        let every_third: Vec<&str> = set
+            .queries
+            .iter()
+            .skip(HELD_OUT_EVERY - 1)
+            .step_by(HELD_OUT_EVERY)
+            .map(|q| q.id.as_str())
+            .collect();
+        assert_eq!(held, every_third);
+        assert!(lesson
+            .training_queries
+            .iter()
+            .all(|q| !held.contains(&q.as_str())));
+        assert!(lesson.training_queries.len() >= set.queries.len() / 2);
+        // Held-out passages appear in no record, under any role.
+        let held_texts: BTreeSet<String> = lesson
+            .held_out
+            .corpus
+            .iter()
+            .map(|p| p.encoder_text())
+            .collect();
+        for record in &lesson.records {
+            let TrainingRecord::InstructionNegative(r) = record else {
+                panic!("a lesson writes dual-view instruction-negative records");
+            };
+            assert!(r.instruction_reversed.is_some());
+            assert_eq!(r.instruction_negatives.len(), 1);
+            for text in std::iter::once(&r.positive)
+                .chain(&r.negatives)
+                .chain(&r.instruction_negatives)
+            {
+                assert!(
+                    !held_texts.contains(text),
+                    "held-out passage in training: {text}"
+                );
+            }
+            assert_ne!(r.positive, r.instruction_negatives[0]);
+        }
+        // Each held-out query re-ranks exactly its judged passages.
+        let candidates = lesson.held_out.candidates.as_ref().unwrap();
+        for q in &held {
+            let judged: BTreeSet<&String> = set.qrels[&Mode::Og][*q].keys().collect();
+            let pool: BTreeSet<&String> = candidates[*q].iter().collect();
+            assert_eq!(pool, judged, "{q}");
+        }
+        // The records parse back as the trainer reads them.
+        let jsonl = lesson.records_jsonl();
+        let lines: Vec<&str> = jsonl.lines().collect();
+        assert_eq!(lines.len(), lesson.records.len());
+        assert_eq!(TrainingRecord::parse(lines[0]).unwrap(), lesson.records[0]);
+    }
+
+    #[test]
+    fn a_set_without_changed_judgments_is_refused_by_name() {
+        let mut set = crate::demo::demo_set().unwrap();
+        set.qrels.remove(&Mode::Changed);
+        let err = Lesson::from_set(&set).unwrap_err().to_string();
+        assert!(err.contains("changed"), "{err}");
+    }
+
+    #[test]
+    fn the_settings_are_a_trainer_config() {
+        let config = LessonSettings::default().trainer_config();
+        assert_eq!(config["loss"], "multi-p-i");
+        assert_eq!(config["schedule"], "constant");
+        assert_eq!(config["batch_size"], 4);
+    }
+}
