@@ -419,7 +419,7 @@ impl Encoder {
 
     /// Waits for one of the async methods natively (on wasm only a device that answers at once,
     /// the CPU, can be waited for; WebGPU must use the async methods).
-    fn wait<T>(&self, work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    pub(crate) fn wait<T>(&self, work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
         burn::tensor::try_read_sync(work).unwrap_or_else(|| {
             Err(backend_error(
                 &self.device,

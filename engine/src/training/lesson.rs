@@ -111,13 +111,27 @@ impl Lesson {
         })
     }
 
-    /// The held-out scores of `encoder` (native: blocking; the page ranks with its async
-    /// encoder and calls [`LessonScores::of`]).
+    /// The held-out scores of `encoder`: its held-out passages and the queries under each
+    /// mode's instruction encoded, each query's judged passages re-ranked (native: blocking).
     pub fn evaluate(&self, encoder: &crate::Encoder) -> Result<LessonScores> {
-        use crate::evaluation::{encode_passages, runs, DEFAULT_RUN_DEPTH};
-        let passages = encode_passages(encoder, &self.held_out, &mut |_, _| {})?;
-        let runs = runs(encoder, &self.held_out, &passages, false, DEFAULT_RUN_DEPTH)?;
-        LessonScores::of(&self.held_out, &runs)
+        encoder.wait(self.evaluate_async(encoder))
+    }
+
+    /// [`Lesson::evaluate`] with asynchronous readback (the page, on WebGPU too).
+    pub async fn evaluate_async(&self, encoder: &crate::Encoder) -> Result<LessonScores> {
+        use crate::evaluation::{query_pairs, rank, DEFAULT_RUN_DEPTH};
+        let set = &self.held_out;
+        let texts: Vec<String> = set.corpus.iter().map(|p| p.encoder_text()).collect();
+        let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+        let mut passages = encoder.encode_async(&refs, &mut |_, _| {}).await?;
+        passages.normalize();
+        let mut runs = BTreeMap::new();
+        for mode in set.modes() {
+            let pairs = query_pairs(set, mode, false)?;
+            let queries = encoder.encode_queries_async(&pairs).await?;
+            runs.insert(mode, rank(set, &passages, &queries, DEFAULT_RUN_DEPTH)?);
+        }
+        LessonScores::of(set, &runs)
     }
 
     /// The records as JSON lines (formats.md §3), what `trainer train --data` reads.
