@@ -176,6 +176,9 @@ pub const TEST_FEATURES: &str = "engine/wgpu,trainer/lancedb";
 /// included), so after the test step it compiles nothing; a `cargo build` would resolve
 /// features without dev-dependencies and compile burn once more.
 pub fn build_test_trainer() -> anyhow::Result<()> {
+    // The test features include the vector store, whose build needs protoc (`cargo xtask
+    // e2e` and `bench-web` on a fresh machine come here without the test command's set-up).
+    crate::setup::protoc()?;
     run(cargo().args([
         "test",
         "--workspace",
