@@ -424,23 +424,21 @@ mod run {
                 seed: s.seed,
             };
             let layout = micro_batch_layout(&tuples, &self.loss, sampling, self.step);
-            let model = self.model.take().expect("a lesson always holds its model");
-            let outcome = direct_gradients(&model, &self.texts, &layout, &self.loss, 1, None);
-            let (loss, mut grads) = match outcome {
-                Ok(v) => v,
-                Err(e) => {
-                    self.model = Some(model);
-                    return Err(e);
-                }
-            };
-            let grad_norm = clip_global_norm(&mut grads, &model, s.max_grad_norm);
+            let model = self
+                .model
+                .as_ref()
+                .expect("a lesson always holds its model");
+            let (loss, mut grads) =
+                direct_gradients(model, &self.texts, &layout, &self.loss, 1, None)?;
+            let grad_norm = clip_global_norm(&mut grads, model, s.max_grad_norm);
             if !loss.is_finite() || !grad_norm.is_finite() {
-                self.model = Some(model);
                 return Err(EngineError::Invalid(format!(
                     "step {}: loss {loss}, gradient norm {grad_norm}; the weights are unchanged",
                     self.step + 1
                 )));
             }
+            // The model moves through the optimiser: no second reference keeps its old weights.
+            let model = self.model.take().expect("held above");
             self.model = Some(self.optimizer.step(lr, model, grads));
             self.step += 1;
             Ok(LessonStep {
