@@ -2,10 +2,12 @@
 //
 //   <script type="module" src="https://your.host/ifir/public/ifir-demo.js"></script>
 //   <ifir-demo qid="q02" teach height="900px"></ifir-demo>
+//   <ifir-demo qid="q02" train></ifir-demo>
 //   <ifir-demo query="sourdough starter" instruction="Only forum posts from home bakers"
 //              reversed="Only professional bakery guides"></ifir-demo>
 //
-// Attributes: qid (a demo example) or query / instruction / reversed; teach (teach mode); model
+// Attributes: qid (a demo example) or query / instruction / reversed; teach (teach mode); train
+// (the learn-live panel: a "Train" button that fine-tunes the model in the page); model
 // (a served model key); corpus; backend (cpu or webgpu; default: WebGPU when the browser has
 // an adapter); height; src (the demo's index.html, default: next to this
 // script's folder). The element renders the demo in an iframe, so the page needs no special
@@ -15,7 +17,7 @@ const PARAMS = { qid: 'qid', query: 'q', instruction: 'i', reversed: 'r', model:
 
 class IfirDemo extends HTMLElement {
   static get observedAttributes() {
-    return ['src', 'teach', 'height', 'title', ...Object.keys(PARAMS)];
+    return ['src', 'teach', 'train', 'height', 'title', ...Object.keys(PARAMS)];
   }
 
   connectedCallback() {
@@ -35,6 +37,7 @@ class IfirDemo extends HTMLElement {
       if (value !== null) url.searchParams.set(param, value);
     }
     if (this.hasAttribute('teach')) url.searchParams.set('teach', '1');
+    if (this.hasAttribute('train')) url.searchParams.set('train', '1');
     return url.href;
   }
 

@@ -2,6 +2,7 @@
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
+    app::run_static_constructors();
     app::start();
 }
 

@@ -118,6 +118,22 @@ impl Session {
         })
     }
 
+    /// A session from passage embeddings computed elsewhere (the encoding worker), in corpus
+    /// order; normalised here.
+    pub fn from_embeddings(
+        encoder: Rc<Encoder>,
+        corpus: Vec<Passage>,
+        mut passages: Embeddings,
+    ) -> Self {
+        passages.normalize();
+        Session {
+            encoder,
+            corpus,
+            passages,
+            queries: RefCell::default(),
+        }
+    }
+
     /// A session from the bytes [`Session::embedding_bytes`] stored earlier (the browser
     /// cache), or None unless they hold exactly this corpus's embeddings by this encoder.
     pub fn from_cached(encoder: Rc<Encoder>, corpus: Vec<Passage>, bytes: &[u8]) -> Option<Self> {

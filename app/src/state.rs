@@ -460,6 +460,9 @@ pub struct UrlState {
     pub cpu_f32: bool,
     /// Whether teach mode is on.
     pub teach: bool,
+    /// Whether the learn-live panel ("Train") shows outside teach mode (`train=1`; embeds set
+    /// it with the custom element's `train` attribute).
+    pub train: bool,
 }
 
 impl UrlState {
@@ -483,6 +486,9 @@ impl UrlState {
         if self.teach {
             parts.push("teach=1".into());
         }
+        if self.train {
+            parts.push("train=1".into());
+        }
         if self.cpu_f32 {
             parts.push("precision=f32".into());
         }
@@ -503,6 +509,7 @@ impl UrlState {
                 "model" => state.model = v,
                 "backend" if v == "cpu" || v == "webgpu" => state.backend = v,
                 "teach" => state.teach = v == "1" || v == "true",
+                "train" => state.train = v == "1" || v == "true",
                 "precision" => state.cpu_f32 = v == "f32",
                 _ => {}
             }
@@ -662,6 +669,7 @@ mod tests {
             model: String::new(),
             backend: "cpu".into(),
             teach: true,
+            train: true,
             cpu_f32: true,
         };
         let qs = s.to_query_string();
@@ -679,5 +687,7 @@ mod tests {
         // int8 on the CPU unless the URL asks for f32; the default is not written.
         assert!(!UrlState::from_query_string("precision=int8").cpu_f32);
         assert!(!UrlState::default().to_query_string().contains("precision"));
+        assert!(UrlState::from_query_string("train=1").train);
+        assert!(!UrlState::from_query_string("train=0").train);
     }
 }

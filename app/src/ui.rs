@@ -2,11 +2,11 @@
 //! and backend switching. State logic lives in [`crate::state`]; this file wires it to leptos
 //! signals and the browser.
 //!
-//! Work that takes long (downloading, encoding a corpus) runs as async tasks that yield to the
-//! event loop between small steps (see [`crate::session::steps`]) rather than in a
-//! Web Worker: a worker would need its own copy of the wasm module and of the model in memory,
-//! and WebGPU buffers cannot be shared between the two; short steps keep input and painting
-//! responsive on both backends.
+//! Work that takes long runs off the page's thread or in small steps: on the CPU the corpus is
+//! encoded in a Web Worker running this same wasm (`crate::corpus_worker`: its own copy of
+//! the model in memory, no extra download); on WebGPU, where the GPU does the work, as async
+//! tasks that yield to the event loop between small steps (see [`crate::session::steps`]).
+//! Learn live trains in a second worker with its own wasm (`learn_panel`).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -16,6 +16,7 @@ use engine::{BackendKind, Encoder, ModelFiles};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::corpus_worker::CorpusWorker;
 use crate::models::{self, human_bytes, ServedModel};
 use crate::session::Session;
 use crate::state::{
@@ -23,6 +24,9 @@ use crate::state::{
     ColumnMetric, Explained, Judgments, LiveMetrics, Ranking, UrlState,
 };
 use crate::web;
+
+mod learn_panel;
+use learn_panel::{Learn, LearnPanel};
 
 /// What the status bar says.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +66,8 @@ impl std::fmt::Display for Status {
 struct Page {
     /// The downloaded model files, kept to rebuild the encoder on another backend.
     files: StoredValue<Option<Rc<ModelFiles>>, LocalStorage>,
+    /// The CPU encoding worker and the page encoder it mirrors (a new encoder, a new worker).
+    corpus_worker: StoredValue<Option<(Rc<Encoder>, Rc<CorpusWorker>)>, LocalStorage>,
     /// The encoder on the active backend, once built.
     encoder: RwSignal<Option<Rc<Encoder>>, LocalStorage>,
     status: RwSignal<Status>,
@@ -85,6 +91,8 @@ struct Page {
     reversed: RwSignal<String>,
     judgments: RwSignal<Judgments>,
     teach: RwSignal<bool>,
+    /// Whether the learn-live panel shows outside teach mode (URL `train=1`).
+    train: RwSignal<bool>,
     /// The CPU backend's arithmetic (`?precision=f32` in the URL, else int8): read once.
     cpu_precision: engine::Precision,
     explained: RwSignal<Option<Explained>>,
@@ -104,6 +112,8 @@ fn page() -> Page {
 struct Work {
     session: LocalResource<Option<Rc<Session>>>,
     ranked: LocalResource<Option<Ranked>>,
+    /// Learn live: the trained model's order of the columns' top, when there is one.
+    learn: Learn,
 }
 
 /// The three columns' rankings and the encoded corpus they index.
@@ -140,15 +150,29 @@ impl Work {
                 }
             }
         });
-        Work { session, ranked }
+        Work {
+            session,
+            ranked,
+            learn: Learn::new(),
+        }
     }
 
-    /// The rankings to show: those of the current encoded corpus, while it is ready (a corpus
-    /// being encoded, or one encoded but not ranked yet, shows none).
-    fn shown(self, p: Page) -> Option<Ranked> {
+    /// The page model's rankings of the current encoded corpus, while it is ready (a corpus
+    /// being encoded, or one encoded but not ranked yet, has none).
+    fn base(self, p: Page) -> Option<Ranked> {
         let ranked = self.ranked.get().flatten()?;
         let session = self.session.get().flatten()?;
         (p.ready.get() && Rc::ptr_eq(&ranked.session, &session)).then_some(ranked)
+    }
+
+    /// The rankings to show: [`Work::base`], with the columns in the trained model's order
+    /// once learn live has re-ranked them.
+    fn shown(self, p: Page) -> Option<Ranked> {
+        let mut ranked = self.base(p)?;
+        if let Some(columns) = self.learn.columns_for(p, &ranked) {
+            ranked.columns = columns;
+        }
+        Some(ranked)
     }
 }
 
@@ -182,6 +206,7 @@ fn keep_url_in_sync(p: Page) {
             model: p.model_key.get(),
             backend: p.backend_choice.get(),
             teach: p.teach.get(),
+            train: p.train.get(),
             cpu_f32: p.cpu_precision == engine::Precision::F32,
         };
         web::replace_search(&state.to_query_string());
@@ -377,16 +402,19 @@ async fn encode_corpus(p: Page, encoder: Rc<Encoder>, corpus: Vec<Passage>) -> O
             return Some(Rc::new(s));
         }
     }
-    let session = Session::new(
-        encoder,
-        corpus,
-        |done, total| {
-            p.status.set(Status::Encoding(done, total));
-            p.progress.set(Some((done as u64, total as u64)));
-        },
-        web::yield_now,
-    )
-    .await;
+    let session = if p.backend.get_untracked() == BackendKind::Cpu {
+        match encode_in_worker(p, &encoder, &corpus).await {
+            Ok(session) => Ok(session),
+            Err(e) => {
+                web_log(&format!(
+                    "encoding worker unavailable ({e}): encoding on the page"
+                ));
+                encode_on_page(p, encoder, corpus).await
+            }
+        }
+    } else {
+        encode_on_page(p, encoder, corpus).await
+    };
     p.progress.set(None);
     match session {
         Ok(s) => {
@@ -407,6 +435,63 @@ async fn encode_corpus(p: Page, encoder: Rc<Encoder>, corpus: Vec<Passage>) -> O
             None
         }
     }
+}
+
+fn show_progress(p: Page, done: usize, total: usize) {
+    p.status.set(Status::Encoding(done, total));
+    p.progress.set(Some((done as u64, total as u64)));
+}
+
+/// Encodes on the page's thread in small steps, yielding between layers (WebGPU, where the
+/// work is the GPU's, and the CPU when no worker can start).
+async fn encode_on_page(
+    p: Page,
+    encoder: Rc<Encoder>,
+    corpus: Vec<Passage>,
+) -> engine::Result<Session> {
+    let progress = move |done, total| show_progress(p, done, total);
+    Session::new(encoder, corpus, progress, web::yield_now).await
+}
+
+/// Encodes on the CPU in the encoding worker (started once per encoder, kept for the next
+/// corpus): the page's thread only receives progress and the embeddings.
+async fn encode_in_worker(
+    p: Page,
+    encoder: &Rc<Encoder>,
+    corpus: &[Passage],
+) -> Result<Session, String> {
+    let current = p.corpus_worker.with_value(|w| {
+        w.as_ref()
+            .filter(|(of, _)| Rc::ptr_eq(of, encoder))
+            .map(|(_, worker)| worker.clone())
+    });
+    let worker = match current {
+        Some(worker) => worker,
+        None => {
+            p.corpus_worker.set_value(None);
+            let files = p.files.get_value().ok_or("no model files")?;
+            let int8 = p.cpu_precision == engine::Precision::Int8;
+            let (worker, ms) = CorpusWorker::start(&files, int8).await?;
+            web_log(&format!("encoding worker ready in {ms:.0} ms"));
+            let worker = Rc::new(worker);
+            p.corpus_worker
+                .set_value(Some((encoder.clone(), worker.clone())));
+            worker
+        }
+    };
+    let texts: Vec<String> = corpus.iter().map(|c| c.encoder_text()).collect();
+    let (passages, memory) = worker
+        .encode(&texts, |done, total| show_progress(p, done, total))
+        .await?;
+    web_log(&format!(
+        "encoding worker memory {:.0} MB",
+        memory / 1048576.0
+    ));
+    Ok(Session::from_embeddings(
+        encoder.clone(),
+        corpus.to_vec(),
+        passages,
+    ))
 }
 
 fn web_log(s: &str) {
@@ -478,6 +563,7 @@ pub fn App() -> impl IntoView {
     };
     let p = Page {
         files: StoredValue::new_local(None),
+        corpus_worker: StoredValue::new_local(None),
         encoder: RwSignal::new_local(None),
         status: RwSignal::new(Status::Loading),
         ready: RwSignal::new(false),
@@ -499,6 +585,7 @@ pub fn App() -> impl IntoView {
         reversed: RwSignal::new(String::new()),
         judgments: RwSignal::new(Judgments::default()),
         teach: RwSignal::new(url.teach),
+        train: RwSignal::new(url.train),
         cpu_precision: if url.cpu_f32 {
             engine::Precision::F32
         } else {
@@ -545,6 +632,7 @@ pub fn App() -> impl IntoView {
             <section class="columns" aria-label="Rankings">
                 {Column::ALL.into_iter().map(|c| view! { <RankingColumn column=c /> }).collect_view()}
             </section>
+            <LearnPanel />
             <TeachPanel />
         </main>
         <footer>

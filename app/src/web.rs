@@ -1,7 +1,8 @@
 //! Browser plumbing (wasm32 only): downloads with byte progress through the Cache API, yielding
-//! to the event loop, the URL, WebGPU detection, reading uploaded files.
+//! to the event loop, the URL, WebGPU detection, reading uploaded files, the learn-live worker.
 
 use js_sys::{Promise, Reflect, Uint8Array};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -186,4 +187,59 @@ pub async fn store_cached(url: &str, version: &str, bytes: &[u8]) {
 pub async fn read_file(file: &web_sys::File) -> Result<String, String> {
     let text = JsFuture::from(file.text()).await.map_err(js_err)?;
     Ok(text.as_string().unwrap_or_default())
+}
+
+/// The learn-live worker's loader beside index.html (a module worker): it loads the `learn`
+/// wasm, a download made only when the user presses "Train".
+const LEARN_WORKER: &str = "./learn_loader.js";
+
+/// Starts the learn-live worker; `on_reply` receives each reply's JSON text, `on_error` what
+/// went wrong when the worker itself fails (its script missing, a crash).
+pub fn learn_worker(
+    mut on_reply: impl FnMut(String) + 'static,
+    mut on_error: impl FnMut(String) + 'static,
+) -> Result<web_sys::Worker, String> {
+    let options = web_sys::WorkerOptions::new();
+    options.set_type(web_sys::WorkerType::Module);
+    let worker = web_sys::Worker::new_with_options(LEARN_WORKER, &options).map_err(js_err)?;
+    let on_message =
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+            if let Some(text) = event.data().as_string() {
+                on_reply(text);
+            }
+        });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    let on_failure = Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
+        let message = Reflect::get(&event, &JsValue::from_str("message"))
+            .ok()
+            .and_then(|m| m.as_string())
+            .unwrap_or_else(|| format!("the training worker ({LEARN_WORKER}) failed to load"));
+        on_error(message);
+    });
+    worker.set_onerror(Some(on_failure.as_ref().unchecked_ref()));
+    on_failure.forget();
+    Ok(worker)
+}
+
+/// Posts a request's JSON text to the worker, with `files` (`{path: Uint8Array}`) beside it
+/// when given.
+pub fn post_learn(
+    worker: &web_sys::Worker,
+    json: &str,
+    files: Option<&engine::ModelFiles>,
+) -> Result<(), String> {
+    let message = js_sys::Array::new();
+    message.push(&JsValue::from_str(json));
+    if let Some(files) = files {
+        let object = js_sys::Object::new();
+        for name in files.names() {
+            if let Some(bytes) = files.get(name) {
+                let array = Uint8Array::from(bytes);
+                Reflect::set(&object, &JsValue::from_str(name), &array).map_err(js_err)?;
+            }
+        }
+        message.push(&object);
+    }
+    worker.post_message(&message).map_err(js_err)
 }

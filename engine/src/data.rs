@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "encoder"))]
 pub mod published;
 
 /// One passage of a corpus.
@@ -364,7 +364,7 @@ impl EvalSet {
 
     /// [`EvalSet::load`], with the split of a published set's qrels named.
     pub fn load_split(dir: &Path, split: Option<&str>) -> Result<Self> {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(all(not(target_arch = "wasm32"), feature = "encoder"))]
         if published::is_published(dir) {
             return published::load_set(dir, split);
         }

@@ -31,6 +31,7 @@
 
 /// Serialises a type as its `Display` text and deserialises it with `FromStr`, so settings
 /// files hold the same words as the command line (`"cpu"`, `"multi-p-i"`).
+#[cfg_attr(not(feature = "encoder"), allow(unused_macros))]
 macro_rules! serde_as_text {
     ($t:ty) => {
         impl serde::Serialize for $t {
@@ -54,31 +55,44 @@ macro_rules! serde_as_text {
 }
 
 pub mod atomic;
+#[cfg(feature = "encoder")]
 pub mod backend;
+#[cfg(feature = "encoder")]
 pub mod bert;
 pub mod config;
 pub mod data;
 pub mod demo;
+#[cfg(feature = "encoder")]
 pub mod encoder;
 pub mod error;
+#[cfg(feature = "encoder")]
 pub mod evaluation;
+#[cfg(feature = "encoder")]
 pub mod instruction;
 pub mod int8;
+#[cfg(feature = "encoder")]
 pub mod kernels;
 pub mod metrics;
 pub mod model_files;
+#[cfg(feature = "encoder")]
 pub mod retrieval;
 pub mod rng;
 pub mod safetensors_io;
 pub mod served;
+#[cfg(feature = "encoder")]
 pub mod tokenize;
+#[cfg(feature = "encoder")]
 pub mod training;
 
+#[cfg(feature = "encoder")]
 pub use backend::{BackendKind, DeviceSet};
+#[cfg(feature = "encoder")]
 pub use burn::tensor::Device;
 pub use config::{BertConfig, ModelConfig, Pooling};
 pub use data::{EvalSet, Mode, Passage, Query};
+#[cfg(feature = "encoder")]
 pub use encoder::{Embeddings, Encoder, Precision};
 pub use error::{EngineError, Result};
+#[cfg(feature = "encoder")]
 pub use instruction::{CrossAttentionInteraction, QueryTemplate};
 pub use model_files::{ModelFiles, WeightFormat};

@@ -1,7 +1,8 @@
 //! The models a web deployment serves: `models/index.json` lists each model folder with every
 //! file's size and sha256, so the page shows byte progress and refuses a corrupt or truncated
-//! download instead of failing later in the encoder. `trainer export --index` writes the
-//! entries (from the files it exports); the page reads them. One format, one home.
+//! download instead of failing later in the encoder. `trainer export --index` and `cargo xtask
+//! dist` write the entries (from the files they export); the page reads them. One format, one
+//! home.
 
 use std::path::Path;
 
@@ -70,6 +71,14 @@ impl ModelIndex {
             Some(old) => *old = model,
             None => self.models.push(model),
         }
+    }
+
+    /// Adds `model` to the index file at `path` (an empty index when there is none yet), written
+    /// atomically.
+    pub fn upsert_file(path: &Path, model: ServedModel) -> Result<()> {
+        let mut index = Self::read_or_new(path)?;
+        index.upsert(model);
+        index.write(path)
     }
 
     /// Writes the index to `path` atomically.

@@ -15,6 +15,7 @@
 // 10. faults: corrupt cached model file and embeddings (fetched and encoded again), a model
 //     file that does not match models/index.json (clear message), a 20 MB upload and a binary
 //     file (refused by name, the page stays usable);
+// 11a. learn live on the CPU: three steps in a Web Worker, compared with `trainer lesson`;
 // 11. in a second Chromium with a software WebGPU adapter (SwiftShader): the page picks WebGPU,
 //     encodes the corpus on it, ranks as the native engine; switching to the CPU ranks the same;
 //     a WebGPU device that cannot be created falls back to the CPU with a note, and so does one
@@ -336,6 +337,71 @@ try {
     /big\.txt: 320000 passages; the page encodes at most/.test(refusals[0]) && /junk\.bin: a binary file/.test(refusals[1]) && usable,
     `${fs.statSync(big).size} bytes: ${refusals[0]} | ${refusals[1]} | usable: ${usable}`);
   fs.rmSync(big);
+
+  // 11a. Learn live on the CPU: "Train" starts a Web Worker with its own wasm (not downloaded
+  // before the press), which takes three steps from the served model; `trainer lesson` took the
+  // same three natively (same files, seed and settings: native-lesson.json). Both compute in
+  // f32 and differ only in the order of their sums (wasm SIMD on one thread against AVX-512 on
+  // several): losses agree to about 1e-6 relative, so LOSS_TOL = 1e-4 relative passes that
+  // noise while a different batch, seed, loss or learning rate moves the loss by 1e-1. The
+  // held-out scores are rank metrics over the same weights (LESSON_TOL 1e-3 absolute allows
+  // a near-tie to swap). The page's trained columns re-rank the whole demo topic; f32 against
+  // f32, ranks may swap only within F32_TIE of the native score.
+  const lessonRef = JSON.parse(fs.readFileSync(path.join(outDir, 'native-lesson.json'), 'utf8'));
+  const LOSS_TOL = 1e-4, LESSON_TOL = 1e-3, F32_TIE = 1e-3;
+  const learnPage = await context.newPage();
+  learnPage.on('console', (m) => logs.push(`[learn ${m.type()}] ${m.text()}`));
+  learnPage.on('pageerror', (e) => logs.push(`[learn pageerror] ${e.message}`));
+  const learnRequests = [];
+  learnPage.on('request', (r) => { if (/learn/.test(r.url())) learnRequests.push(r.url()); });
+  await learnPage.goto(`${url}?${new URLSearchParams({
+    corpus: lessonRef.corpus, q: lessonRef.case.query, i: lessonRef.case.instruction,
+    r: lessonRef.case.reversed, train: '1', backend: 'cpu',
+  })}`);
+  await waitReady(learnPage);
+  const baseColumns = { query: await top5(learnPage, 'query'), instructed: await top5(learnPage, 'instructed'), reversed: await top5(learnPage, 'reversed') };
+  const beforePress = learnRequests.length;
+  await learnPage.evaluate(() => { window.__longtasks = []; });
+  const t3 = Date.now();
+  await learnPage.getByTestId('learn-train').click();
+  await learnPage.waitForFunction(() => {
+    const s = document.querySelector('[data-testid=learn-status]')?.textContent ?? '';
+    if (s.startsWith('error')) throw new Error(s);
+    return document.querySelectorAll('[data-testid=learn-step]').length >= 3 && s.startsWith('paused');
+  }, null, { timeout: 900_000, polling: 500 });
+  summary.learn_ms = Date.now() - t3;
+  const learnLong = await learnPage.evaluate(() => window.__longtasks.map((t) => Math.round(t.ms)));
+  const steps = await learnPage.$$eval('[data-testid=learn-step]', (rows) => rows.map((r) => ({
+    loss: Number(r.dataset.loss), loss_after: Number(r.dataset.lossAfter),
+    ndcg10_changed: Number(r.dataset.ndcg), p_mrr: Number(r.dataset.pMrr), wise: Number(r.dataset.wise),
+  })));
+  summary.learn_steps = steps;
+  const nativeSteps = lessonRef.steps.slice(1);
+  const rel = (a, b) => Math.abs(a - b) / Math.max(1, Math.abs(b));
+  check('learn live: the training wasm is downloaded only when Train is pressed',
+    beforePress === 0 && learnRequests.some((u) => u.endsWith('learn_bg.wasm')), JSON.stringify(learnRequests));
+  check('learn live (CPU): each step lowers the loss of the batch it trained on',
+    steps.length === 3 && steps.every((s) => s.loss_after < s.loss), JSON.stringify(steps));
+  check('learn live (CPU): losses equal trainer lesson\'s (same files, seed, steps) within 1e-4 relative',
+    steps.every((s, i) => rel(s.loss, nativeSteps[i].loss) <= LOSS_TOL && rel(s.loss_after, nativeSteps[i].loss_after) <= LOSS_TOL),
+    `page ${JSON.stringify(steps.map((s) => [s.loss, s.loss_after]))} native ${JSON.stringify(nativeSteps.map((s) => [s.loss, s.loss_after]))}`);
+  check('learn live (CPU): held-out nDCG@10, p-MRR and WISE after each step equal trainer lesson\'s',
+    steps.every((s, i) => ['ndcg10_changed', 'p_mrr', 'wise'].every((k) => Math.abs(s[k] - nativeSteps[i].eval[k]) <= LESSON_TOL)),
+    `page ${JSON.stringify(steps)} native ${JSON.stringify(nativeSteps.map((s) => s.eval))}`);
+  const trainedColumns = { query: await top5(learnPage, 'query'), instructed: await top5(learnPage, 'instructed'), reversed: await top5(learnPage, 'reversed') };
+  const f32Close = (seen, ids, scores) => seen.length === ids.length && seen.every((id, i) => id in scores && Math.abs(scores[id] - scores[ids[i]]) <= F32_TIE);
+  check('learn live (CPU): the trained columns rank as the native engine with the lesson\'s model',
+    ['query', 'instructed', 'reversed'].every((c) => f32Close(trainedColumns[c], lessonRef.top5[c], lessonRef.scores[c])),
+    `page ${JSON.stringify(trainedColumns)} native ${JSON.stringify(lessonRef.top5)}`);
+  check('learn live: no main-thread task over 100 ms while the worker trains', learnLong.every((ms) => ms <= 100),
+    `long tasks (ms): ${JSON.stringify(learnLong)}; 3 steps in ${summary.learn_ms} ms`);
+  await learnPage.screenshot({ path: path.join(outDir, '09-learn-live.png'), fullPage: true });
+  await learnPage.getByTestId('learn-reset').click();
+  await learnPage.waitForFunction(() => document.querySelectorAll('[data-testid=learn-step]').length === 0);
+  const resetColumns = { query: await top5(learnPage, 'query'), instructed: await top5(learnPage, 'instructed'), reversed: await top5(learnPage, 'reversed') };
+  check('learn live: Reset brings back the page model\'s rankings', sameColumns(resetColumns, baseColumns),
+    `after reset ${JSON.stringify(resetColumns)} before ${JSON.stringify(baseColumns)}`);
+  await learnPage.close();
 
   // 11. WebGPU on SwiftShader (a software adapter, so no GPU is needed), fresh browser cache:
   // the corpus is encoded on WebGPU too, not read from the CPU run's cache. One demo topic

@@ -51,7 +51,10 @@ pub fn run(args: LessonArgs) -> anyhow::Result<()> {
         let seconds = started.elapsed().as_secs_f64();
         let scores = lesson.evaluate(&run.encoder(&device)?)?;
         report(
-            &format!("step {} loss {:.4} ({seconds:.1} s)", step.step, step.loss),
+            &format!(
+                "step {} loss {:.4} -> {:.4} after the update ({seconds:.1} s)",
+                step.step, step.loss, step.loss_after
+            ),
             &scores,
         );
         let mut line = serde_json::to_value(step)?;

@@ -49,9 +49,10 @@ fn export(args: cli::ExportArgs) -> anyhow::Result<()> {
             .or(folder)
             .unwrap_or_else(|| "model".into());
         let name = args.name.clone().unwrap_or_else(|| key.clone());
-        let mut index = engine::served::ModelIndex::read_or_new(index_path)?;
-        index.upsert(engine::served::ServedModel::of(&files, &key, &name));
-        index.write(index_path)?;
+        engine::served::ModelIndex::upsert_file(
+            index_path,
+            engine::served::ServedModel::of(&files, &key, &name),
+        )?;
         eprintln!("listed as '{key}' in {}", index_path.display());
     }
     Ok(())

@@ -900,6 +900,14 @@ fn a_lesson_takes_the_steps_trainer_train_takes_with_the_config_it_writes() {
             assert!((-1.0..=1.0).contains(&v), "{score} = {v} in {line}");
         }
     }
+    // Each step lowers the loss of the batch it trained on (a descent step, applied).
+    for line in &log[1..] {
+        let (before, after) = (
+            line["loss"].as_f64().unwrap(),
+            line["loss_after"].as_f64().unwrap(),
+        );
+        assert!(after < before, "loss {before} -> {after} in {line}");
+    }
     // The trainer, given the lesson's config and records, takes the same steps.
     let trained = dir.join("trained");
     ok(&train(&[

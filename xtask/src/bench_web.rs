@@ -1,7 +1,7 @@
 //! `cargo xtask bench-web`: the web demo against transformers.js, same model, corpus and
 //! queries, in one headless Chromium run.
 //!
-//! The project's side is the site as shipped (`build_site`, CPU wasm, F16 weights). The
+//! The project's side is the site as shipped (`build_site`, CPU wasm, int8 weights). The
 //! other side is transformers.js from npm with ONNX Runtime Web's files, served from the same
 //! host, running all-MiniLM-L6-v2 exported here to ONNX (fp32 and dynamic int8, by
 //! `engine/benches/export_onnx.py`; nothing comes from a hub). The queries are the demo set's
@@ -15,7 +15,9 @@ use std::process::Command;
 use anyhow::Context;
 
 use crate::tasks::{root, run, step, venv_python};
-use crate::web::{build_site, npm_ci, run_in_browser, site_models, trainer, Builder};
+use crate::web::{
+    build_site, build_test_trainer, npm_ci, run_in_browser, site_models, trainer, Builder,
+};
 use crate::{model, setup};
 
 /// `cargo xtask bench-web`.
@@ -25,6 +27,7 @@ pub fn run_bench() -> anyhow::Result<()> {
     let artifacts = dir.join("artifacts");
     let site = artifacts.join("site");
     build_site(&site, &site_models(model.clone(), &[])?, Builder::Direct)?;
+    build_test_trainer()?;
     setup::apt_install(&["chromium"])?;
     npm_ci(
         &dir,
@@ -162,7 +165,7 @@ fn embed(
         .map(|(id, text)| serde_json::json!({"_id": id, "text": text}).to_string())
         .collect();
     std::fs::write(&input, lines.join("\n") + "\n")?;
-    run(trainer(false)
+    run(trainer()
         .arg("embed")
         .arg("--model")
         .arg(model)

@@ -123,7 +123,7 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
         "--workspace",
         "--all-targets",
         "--features",
-        "engine/vulkan,engine/cuda,trainer/lancedb",
+        "engine/vulkan,engine/cuda,trainer/lancedb,app/learn",
         "--",
         "-D",
         "warnings",

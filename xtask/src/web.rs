@@ -130,11 +130,24 @@ pub struct SiteModel {
 /// How the app is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Builder {
-    /// trunk, as `cargo xtask demo` and `dist` do.
+    /// trunk (the development tool, `trunk serve`), for `cargo xtask demo` and `dist` when the
+    /// pinned trunk is installed.
     Trunk,
-    /// cargo and wasm-bindgen directly, the steps trunk takes, for the browser test: it needs
-    /// no trunk install (about 17 minutes of compiling on a fresh machine).
+    /// cargo and wasm-bindgen directly, the steps trunk takes: the browser tests, and the demo
+    /// when trunk is absent (installing it is about 17 minutes of compiling on 2 cores).
     Direct,
+}
+
+impl Builder {
+    /// trunk when the pinned version is installed, else the direct build.
+    fn for_demo() -> Builder {
+        if tool_version(&cargo_bin().join("trunk")).as_deref() == Some(TRUNK_VERSION) {
+            Builder::Trunk
+        } else {
+            println!("tools: trunk {TRUNK_VERSION} absent: building with cargo and wasm-bindgen (trunk stays optional, for `trunk serve`)");
+            Builder::Direct
+        }
+    }
 }
 
 /// Builds the static site into `out`: the app (release), then each model exported with int8
@@ -142,34 +155,25 @@ pub enum Builder {
 pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow::Result<()> {
     match builder {
         Builder::Trunk => build_with_trunk(out)?,
-        Builder::Direct => {
-            build_direct(out)?;
-            build_test_trainer()?;
-        }
+        Builder::Direct => build_direct(out)?,
     }
-    export_models(out, models, builder == Builder::Trunk)?;
+    export_models(out, models)?;
     report_sizes(out)
 }
 
-/// The trainer command: `cargo run --release` for the demo; for the tests the debug binary
-/// built exactly as the test step builds the workspace (see [`build_test_trainer`]).
-pub fn trainer(release: bool) -> Command {
-    let mut c;
-    if release {
-        c = cargo();
-        c.args(["run", "--quiet", "--release", "-p", "trainer", "--"]);
-    } else {
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root().join("target"));
-        c = Command::new(target.join("debug/trainer"));
-    }
+/// The debug trainer the tests build (see [`build_test_trainer`]), started in the workspace.
+pub fn trainer() -> Command {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let mut c = Command::new(target.join("debug/trainer"));
     c.current_dir(root());
     c
 }
 
-/// The features of the test build: the wgpu backend (run on lavapipe) and the vector store.
-pub const TEST_FEATURES: &str = "engine/wgpu,trainer/lancedb";
+/// The features of the test build: the wgpu backend (run on lavapipe), the vector store, and
+/// the page's learn-live worker (its native tests).
+pub const TEST_FEATURES: &str = "engine/wgpu,trainer/lancedb,app/learn";
 
 /// Builds the debug trainer the tests use: `cargo test --no-run` with the test step's
 /// arguments writes `target/debug/trainer` with the test step's features (dev-dependencies
@@ -226,10 +230,15 @@ pub fn wasm_kernels(check_only: bool) -> anyhow::Result<()> {
     run(&mut node)
 }
 
-fn build_direct(out: &Path) -> anyhow::Result<()> {
-    let wasm = wasm_bindgen_tools()?;
-    step("building the web app (cargo + wasm-bindgen + wasm-opt, profile `web`)");
-    let wasm_opt = wasm_opt_dir()?.join("wasm-opt");
+/// A wasm binary of the app crate: built with the `web` profile, bound by wasm-bindgen as an
+/// ES module (`<name>.js`, `<name>_bg.wasm` in `out`) and shrunk by wasm-opt as trunk does
+/// (`data-wasm-opt="z"` with index.html's `data-wasm-opt-params`).
+fn build_wasm_bin(
+    wasm: WasmToolchain,
+    bin: &str,
+    features: &str,
+    out: &Path,
+) -> anyhow::Result<()> {
     let mut cargo = wasm.cargo();
     cargo.args([
         "build",
@@ -240,34 +249,51 @@ fn build_direct(out: &Path) -> anyhow::Result<()> {
         "-p",
         "app",
         "--bin",
-        "app",
+        bin,
         "--features",
-        "webgpu",
+        features,
     ]);
     let target = target_dir_of(&cargo);
     run(&mut cargo)?;
-    let _ = std::fs::remove_dir_all(out);
-    std::fs::create_dir_all(out)?;
     run(Command::new(cargo_bin().join("wasm-bindgen"))
-        .args([
-            "--target",
-            "web",
-            "--no-typescript",
-            "--out-name",
-            "app",
-            "--out-dir",
-        ])
+        .args(["--target", "web", "--no-typescript", "--out-name", bin])
+        .arg("--out-dir")
         .arg(out)
-        .arg(target.join(format!("wasm32-unknown-unknown/{WEB_PROFILE}/app.wasm"))))?;
-    // What trunk does with `data-wasm-opt="z"` and index.html's `data-wasm-opt-params` (the
-    // wasm features the build uses, which wasm-opt must be told about).
-    let bg = out.join("app_bg.wasm");
-    run(Command::new(&wasm_opt)
+        .arg(target.join(format!("wasm32-unknown-unknown/{WEB_PROFILE}/{bin}.wasm"))))?;
+    let bg = out.join(format!("{bin}_bg.wasm"));
+    run(Command::new(wasm_opt_dir()?.join("wasm-opt"))
         .arg("-Oz")
         .args(wasm_opt_params()?)
         .arg("--output")
         .arg(&bg)
-        .arg(&bg))?;
+        .arg(&bg))
+}
+
+/// The learn-live worker (`learn` binary, see app/src/learn.rs) beside the page: its own wasm
+/// with the engine's backward pass, loaded by `learn_loader.js` only when a visitor presses
+/// "Train". Its features differ from the page's (the page's wasm stays free of autodiff), so
+/// it is its own cargo build.
+fn build_learn_worker(wasm: WasmToolchain, out: &Path) -> anyhow::Result<()> {
+    step("building the learn-live worker (wasm, CPU training; loaded on demand)");
+    build_wasm_bin(wasm, "learn", "learn", out)?;
+    copy_worker_script("learn_loader.js", out)
+}
+
+/// A worker's loader script from `app/workers/` into the site (trunk copies the same files,
+/// index.html's `copy-file` links).
+fn copy_worker_script(name: &str, out: &Path) -> anyhow::Result<()> {
+    std::fs::copy(root().join("app/workers").join(name), out.join(name))?;
+    Ok(())
+}
+
+fn build_direct(out: &Path) -> anyhow::Result<()> {
+    let wasm = wasm_bindgen_tools()?;
+    step("building the web app (cargo + wasm-bindgen + wasm-opt, profile `web`)");
+    let _ = std::fs::remove_dir_all(out);
+    std::fs::create_dir_all(out)?;
+    build_wasm_bin(wasm, "app", "webgpu", out)?;
+    copy_worker_script("encode_worker.js", out)?;
+    build_learn_worker(wasm, out)?;
     std::fs::copy(root().join("app/style.css"), out.join("style.css"))?;
     let public = out.join("public");
     std::fs::create_dir_all(&public)?;
@@ -317,23 +343,32 @@ fn build_with_trunk(out: &Path) -> anyhow::Result<()> {
     if wasm == WasmToolchain::Debian {
         trunk.env("PATH", format!("/usr/bin:{bin}:{path}"));
     }
-    run(&mut trunk)
+    run(&mut trunk)?;
+    // trunk builds the page; the worker is built the direct way (`trunk serve` has no learn
+    // live: `cargo xtask dist` builds it).
+    build_learn_worker(wasm, out)
 }
 
-fn export_models(out: &Path, models: &[SiteModel], release: bool) -> anyhow::Result<()> {
+/// The models' files as the page downloads them: int8 matrices with row scales (the engine's
+/// safetensors rewrite, no encoder involved), listed in `models/index.json`.
+fn export_models(out: &Path, models: &[SiteModel]) -> anyhow::Result<()> {
+    use engine::served::{ModelIndex, ServedModel};
     step("models for the browser (int8 weights with row scales)");
     let models_dir = out.join("models");
     let _ = std::fs::remove_dir_all(&models_dir);
     for m in models {
-        // `trainer export --index` lists the files in models/index.json (the engine's format).
-        run(trainer(release)
-            .args(["export", "--int8", "--key", &m.key, "--name", &m.name])
-            .arg("--model")
-            .arg(&m.dir)
-            .arg("--output")
-            .arg(models_dir.join(&m.key))
-            .arg("--index")
-            .arg(models_dir.join("index.json")))?;
+        let files =
+            engine::ModelFiles::read_dir(&m.dir)?.with_weights(engine::WeightFormat::Int8)?;
+        files.write_dir(models_dir.join(&m.key))?;
+        ModelIndex::upsert_file(
+            &models_dir.join("index.json"),
+            ServedModel::of(&files, &m.key, &m.name),
+        )?;
+        println!(
+            "model '{}' written to {}",
+            m.key,
+            models_dir.join(&m.key).display()
+        );
     }
     Ok(())
 }
@@ -514,7 +549,7 @@ pub fn dist(extra_models: &[PathBuf]) -> anyhow::Result<PathBuf> {
         println!("adding the recipe's model {RECIPE_MODEL} to the model picker");
         extra.push(recipe_model);
     }
-    build_site(&out, &site_models(model, &extra)?, Builder::Trunk)?;
+    build_site(&out, &site_models(model, &extra)?, Builder::for_demo())?;
     println!(
         "\nstatic site written to {} (serve it from any static host; no special headers needed)",
         out.display()
@@ -562,7 +597,7 @@ fn native_top10(
     arithmetic: Arithmetic,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let out = output_ok(
-        trainer(false)
+        trainer()
             .args(["search", "--json", "--top-k", "10"])
             .args(["--precision", arithmetic.precision()])
             .arg("--model")
@@ -681,7 +716,7 @@ fn finetuned_model(model: &Path, artifacts: &Path) -> anyhow::Result<PathBuf> {
     let _ = std::fs::remove_dir_all(&tuned);
     let records = artifacts.join("train.jsonl");
     crate::bench::training_records(&records, 12)?;
-    run(trainer(false)
+    run(trainer()
         .args([
             "train",
             "--max-steps",
@@ -752,6 +787,51 @@ fn topic_reference(
     Ok(())
 }
 
+/// `native-lesson.json`: learn live natively, as the page runs it. `trainer lesson` takes three
+/// steps from the served model (the page's own files) with the page's seed; its per-step log
+/// and the trained model's f32 rankings of the first case on the demo topic, which the page's
+/// trained columns (the whole topic, re-ranked) must equal.
+fn lesson_reference(
+    model: &Path,
+    case: &serde_json::Value,
+    artifacts: &Path,
+    fresh_index: &dyn Fn(&str) -> PathBuf,
+) -> anyhow::Result<()> {
+    let lesson = artifacts.join("lesson");
+    let _ = std::fs::remove_dir_all(&lesson);
+    run(trainer()
+        .args(["lesson", "--steps", "3", "--seed", "42"])
+        .arg("--model")
+        .arg(model)
+        .arg("--output")
+        .arg(&lesson))?;
+    let steps: Vec<serde_json::Value> = std::fs::read_to_string(lesson.join("metrics.jsonl"))?
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    let topic = serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(
+        artifacts.join("native-topic.json"),
+    )?)?["corpus"]
+        .as_str()
+        .context("native-topic.json: no corpus")?
+        .to_string();
+    let columns = native_columns(
+        &lesson.join("model"),
+        &artifacts.join(format!("topic-{topic}.jsonl")),
+        &fresh_index("lesson-topic.index"),
+        case,
+        Arithmetic::F32,
+    )?;
+    std::fs::write(
+        artifacts.join("native-lesson.json"),
+        serde_json::to_string_pretty(&serde_json::json!({
+            "corpus": topic, "case": case, "steps": steps,
+            "top5": columns["top5"], "scores": columns["scores"],
+        }))?,
+    )?;
+    Ok(())
+}
+
 /// The native engine's rankings the page must reproduce: every case of `cases.json` on the
 /// demo corpus (`native.json`, returned), the first case on one topic for the WebGPU check
 /// (`native-topic.json`) and under the fine-tuned model (`native-finetuned.json`).
@@ -781,6 +861,7 @@ fn native_references(
     let reference_path = artifacts.join("native.json");
     std::fs::write(&reference_path, serde_json::to_string_pretty(&reference)?)?;
     topic_reference(model, &demo_corpus, &cases[0], artifacts, &fresh_index)?;
+    lesson_reference(model, &cases[0], artifacts, &fresh_index)?;
     // The fine-tuned model's instructed top-5 for the first case (the model-switch check).
     let case = &cases[0];
     let records = native_top10(

@@ -332,8 +332,8 @@ mod run {
     use crate::training::objectives::Loss;
     use crate::training::records::TrainingRecord;
     use crate::training::step::{
-        clip_global_norm, direct_gradients, micro_batch_layout, AdamW, BlockSampling, Optimizer,
-        RecordStream,
+        batch_loss, clip_global_norm, direct_gradients, micro_batch_layout, scalar, AdamW,
+        BlockSampling, Optimizer, RecordStream,
     };
     use crate::{Device, Encoder, ModelConfig, QueryTemplate};
 
@@ -357,6 +357,9 @@ mod run {
         pub step: usize,
         /// Its loss (before the update).
         pub loss: f64,
+        /// The same batch's loss with the updated weights: what the step taught, on the
+        /// examples it saw (the page shows the two side by side).
+        pub loss_after: f64,
         /// The gradient norm before clipping.
         pub grad_norm: f64,
         /// The learning rate it used.
@@ -410,8 +413,8 @@ mod run {
             })
         }
 
-        /// One optimiser step on the next batch of records. A non-finite loss or gradient
-        /// is an error and leaves the weights as they were.
+        /// One optimiser step on the next batch of records, then that batch's loss again. A
+        /// non-finite loss or gradient is an error and leaves the weights as they were.
         pub fn step(&mut self) -> Result<LessonStep> {
             let s = &self.settings;
             let lr = s.lr
@@ -439,11 +442,14 @@ mod run {
             }
             // The model moves through the optimiser: no second reference keeps its old weights.
             let model = self.model.take().expect("held above");
-            self.model = Some(self.optimizer.step(lr, model, grads));
+            let model = self.model.insert(self.optimizer.step(lr, model, grads));
+            // Forward only: the graph it records is dropped with the tensor.
+            let loss_after = scalar(batch_loss(model, &self.texts, &layout, &self.loss)?)?;
             self.step += 1;
             Ok(LessonStep {
                 step: self.step,
                 loss,
+                loss_after,
                 grad_norm,
                 lr,
                 pairs: layout.tuples.len(),

@@ -225,6 +225,18 @@ pub fn scalar(t: Tensor<1>) -> Result<f64> {
     Ok(v.first().copied().unwrap_or(f32::NAN) as f64)
 }
 
+/// The contrastive loss of a batch (all its pairs against all its passages).
+pub fn batch_loss(
+    model: &TrainModel,
+    texts: &Texts,
+    layout: &BatchLayout,
+    loss: &Loss,
+) -> Result<Tensor<1>> {
+    let pairs = model.embed_pairs(texts, layout, 0..layout.pairs.len())?;
+    let passages = model.embed_passages(texts, layout, 0..layout.passages.len())?;
+    Ok(loss.forward(pairs.matmul(passages.transpose()), layout))
+}
+
 /// A term added to the contrastive loss of a micro-batch (the trainer's distillation).
 pub type ExtraTerm<'a> = &'a dyn Fn(&TrainModel) -> Result<Tensor<1>>;
 
@@ -239,9 +251,7 @@ pub fn direct_gradients(
     accumulation: usize,
     extra: Option<ExtraTerm<'_>>,
 ) -> Result<(f64, GradientsParams)> {
-    let pairs = model.embed_pairs(texts, layout, 0..layout.pairs.len())?;
-    let passages = model.embed_passages(texts, layout, 0..layout.passages.len())?;
-    let mut value = loss.forward(pairs.matmul(passages.transpose()), layout);
+    let mut value = batch_loss(model, texts, layout, loss)?;
     if let Some(term) = extra {
         value = value + term(model)?;
     }
