@@ -29,6 +29,8 @@ pub enum LearnRequest {
     Start {
         /// The seed of the record order and I-block sampling.
         seed: u64,
+        /// Train on WebGPU (else the CPU).
+        webgpu: bool,
     },
     /// Take one optimiser step, then score the held-out queries.
     Step,
@@ -140,7 +142,6 @@ mod learner {
     /// current weights for the held-out queries and the page's re-ranking.
     pub struct Learner {
         backend: BackendKind,
-        device: Device,
         lesson: Lesson,
         run: LessonRun,
         encoder: Encoder,
@@ -171,10 +172,9 @@ mod learner {
                 ..LessonSettings::default()
             };
             let run = LessonRun::new(files, &lesson, settings, &device)?;
-            let encoder = run.encoder(&device)?;
+            let encoder = run.encoder()?;
             Ok(Learner {
                 backend,
-                device,
                 lesson,
                 run,
                 encoder,
@@ -182,23 +182,23 @@ mod learner {
         }
 
         /// The reply to [`LearnRequest::Start`]: the lesson's size and its scores now.
-        pub fn started(&self) -> engine::Result<LearnReply> {
+        pub async fn started(&self) -> engine::Result<LearnReply> {
             Ok(LearnReply::Started {
                 records: self.lesson.records.len(),
                 held_out_queries: self.lesson.held_out.queries.len(),
                 backend: self.backend.name().into(),
-                held_out: self.lesson.evaluate(&self.encoder)?.into(),
+                held_out: self.lesson.evaluate_async(&self.encoder).await?.into(),
             })
         }
 
         /// One step, then the held-out scores with the new weights; `now()` gives
         /// milliseconds (the browser's clock in the worker).
-        pub fn step(&mut self, now: &dyn Fn() -> f64) -> engine::Result<StepReport> {
+        pub async fn step(&mut self, now: &dyn Fn() -> f64) -> engine::Result<StepReport> {
             let started = now();
-            let step = self.run.step()?;
-            self.encoder = self.run.encoder(&self.device)?;
+            let step = self.run.step_async().await?;
+            self.encoder = self.run.encoder()?;
             let stepped = now();
-            let held_out = self.lesson.evaluate(&self.encoder)?.into();
+            let held_out = self.lesson.evaluate_async(&self.encoder).await?.into();
             Ok(StepReport {
                 step: step.step,
                 loss: step.loss,
@@ -212,7 +212,7 @@ mod learner {
         }
 
         /// Cosine scores of `passages` for each `(instruction, query)`.
-        pub fn rank(
+        pub async fn rank(
             &self,
             queries: &[(String, String)],
             passages: &[String],
@@ -221,9 +221,9 @@ mod learner {
                 .iter()
                 .map(|(i, q)| (i.as_str(), q.as_str()))
                 .collect();
-            let mut q = self.encoder.encode_queries(&pairs)?;
+            let mut q = self.encoder.encode_queries_async(&pairs).await?;
             let texts: Vec<&str> = passages.iter().map(String::as_str).collect();
-            let mut p = self.encoder.encode(&texts)?;
+            let mut p = self.encoder.encode_async(&texts, &mut |_, _| {}).await?;
             q.normalize();
             p.normalize();
             Ok(q.rows()
@@ -237,14 +237,19 @@ mod learner {
 
         /// Answers one request of a started lesson (a start is the caller's: it carries the
         /// files).
-        pub fn answer(&mut self, request: &LearnRequest, now: &dyn Fn() -> f64) -> LearnReply {
+        pub async fn answer(
+            &mut self,
+            request: &LearnRequest,
+            now: &dyn Fn() -> f64,
+        ) -> LearnReply {
             let result = match request {
                 LearnRequest::Start { .. } => Err(engine::EngineError::Invalid(
                     "a lesson is running: reset it before starting another".into(),
                 )),
-                LearnRequest::Step => self.step(now).map(LearnReply::Stepped),
+                LearnRequest::Step => self.step(now).await.map(LearnReply::Stepped),
                 LearnRequest::Rank { queries, passages } => self
                     .rank(queries, passages)
+                    .await
                     .map(|scores| LearnReply::Ranked { scores }),
             };
             result.unwrap_or_else(|e| LearnReply::Failed {
@@ -260,8 +265,15 @@ mod tests {
 
     #[test]
     fn requests_and_replies_are_tagged_json() {
-        let r: LearnRequest = serde_json::from_str(r#"{"type": "start", "seed": 7}"#).unwrap();
-        assert_eq!(r, LearnRequest::Start { seed: 7 });
+        let r: LearnRequest =
+            serde_json::from_str(r#"{"type": "start", "seed": 7, "webgpu": false}"#).unwrap();
+        assert_eq!(
+            r,
+            LearnRequest::Start {
+                seed: 7,
+                webgpu: false
+            }
+        );
         let r: LearnRequest = serde_json::from_str(r#"{"type": "step"}"#).unwrap();
         assert_eq!(r, LearnRequest::Step);
         assert!(serde_json::from_str::<LearnRequest>(r#"{"type": "fly"}"#).is_err());
@@ -279,6 +291,18 @@ mod tests {
         // More scores than passages: only the passages there are.
         assert_eq!(rerank(&ranking[..1], &[0.3, 0.2]), vec![(4, 0.3)]);
         assert_eq!(rerank(&ranking, &[]), ranking);
+    }
+
+    /// Runs a future that needs no waking (the CPU backend answers at once).
+    #[cfg(feature = "learn")]
+    fn block_on<T>(work: impl std::future::Future<Output = T>) -> T {
+        let mut work = std::pin::pin!(work);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        loop {
+            if let std::task::Poll::Ready(v) = work.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
     }
 
     /// The default model's folder, or None (with a visible note) when it is absent.
@@ -310,7 +334,7 @@ mod tests {
             held_out_queries,
             backend,
             held_out: before,
-        } = learner.started().unwrap()
+        } = block_on(learner.started()).unwrap()
         else {
             panic!("not a start reply")
         };
@@ -323,7 +347,7 @@ mod tests {
             clock.set(clock.get() + 1.0);
             clock.get()
         };
-        let LearnReply::Stepped(step) = learner.answer(&LearnRequest::Step, &now) else {
+        let LearnReply::Stepped(step) = block_on(learner.answer(&LearnRequest::Step, &now)) else {
             panic!("not a step reply")
         };
         assert_eq!(step.step, 1);
@@ -345,18 +369,24 @@ mod tests {
             "Feed the starter daily.".to_string(),
             "Electric cars.".to_string(),
         ];
-        let LearnReply::Ranked { scores } = learner.answer(
+        let LearnReply::Ranked { scores } = block_on(learner.answer(
             &LearnRequest::Rank {
                 queries: queries.clone(),
                 passages: passages.clone(),
             },
             &now,
-        ) else {
+        )) else {
             panic!("not a rank reply")
         };
         assert_eq!((scores.len(), scores[0].len()), (2, 2));
         assert!(scores[0][0] > scores[0][1], "{scores:?}");
-        let start_again = learner.answer(&LearnRequest::Start { seed: 1 }, &now);
+        let start_again = block_on(learner.answer(
+            &LearnRequest::Start {
+                seed: 1,
+                webgpu: false,
+            },
+            &now,
+        ));
         assert!(matches!(start_again, LearnReply::Failed { .. }));
     }
 }

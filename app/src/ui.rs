@@ -61,13 +61,16 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// The CPU encoding worker with the page encoder whose model it holds.
+type WorkerOf = (Rc<Encoder>, Rc<CorpusWorker>);
+
 /// Every signal of the page, handed to the components as leptos context.
 #[derive(Clone, Copy)]
 struct Page {
     /// The downloaded model files, kept to rebuild the encoder on another backend.
     files: StoredValue<Option<Rc<ModelFiles>>, LocalStorage>,
     /// The CPU encoding worker and the page encoder it mirrors (a new encoder, a new worker).
-    corpus_worker: StoredValue<Option<(Rc<Encoder>, Rc<CorpusWorker>)>, LocalStorage>,
+    corpus_worker: StoredValue<Option<WorkerOf>, LocalStorage>,
     /// The encoder on the active backend, once built.
     encoder: RwSignal<Option<Rc<Encoder>>, LocalStorage>,
     status: RwSignal<Status>,
@@ -465,6 +468,7 @@ async fn encode_in_worker(
             .filter(|(of, _)| Rc::ptr_eq(of, encoder))
             .map(|(_, worker)| worker.clone())
     });
+    show_progress(p, 0, corpus.len());
     let worker = match current {
         Some(worker) => worker,
         None => {

@@ -1,6 +1,7 @@
 //! The learn-live Web Worker (wasm32, feature `learn`): receives [`LearnRequest`]s as JSON text
 //! (the first, `start`, with the page's model files beside it as `{path: Uint8Array}`) and
-//! posts one [`LearnReply`] for each, in order. Everything it computes is [`Learner`]'s.
+//! posts one [`LearnReply`] for each, in order. Everything it computes is [`Learner`]'s, on
+//! the CPU or on its own WebGPU device (asynchronous readback).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -20,8 +21,11 @@ pub fn start() {
     let post = scope.clone();
     let on_message =
         Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
-            let reply = answer(&lesson, event.data());
-            let _ = post.post_message(&JsValue::from_str(&reply.to_json()));
+            let (lesson, post) = (lesson.clone(), post.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let reply = answer(&lesson, event.data()).await;
+                let _ = post.post_message(&JsValue::from_str(&reply.to_json()));
+            });
         });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
@@ -32,8 +36,9 @@ fn now() -> f64 {
     js_sys::Date::now()
 }
 
-/// The reply to one message: `[json]` or, for `start`, `[json, files]`.
-fn answer(lesson: &RefCell<Option<Learner>>, data: JsValue) -> LearnReply {
+/// The reply to one message: `[json]` or, for `start`, `[json, files]`. The page sends one
+/// request at a time; the lesson is taken out of `lesson` while a request runs.
+async fn answer(lesson: &RefCell<Option<Learner>>, data: JsValue) -> LearnReply {
     let parts: js_sys::Array = data.unchecked_into();
     let request = match parts
         .get(0)
@@ -44,26 +49,43 @@ fn answer(lesson: &RefCell<Option<Learner>>, data: JsValue) -> LearnReply {
         Ok(request) => request,
         Err(error) => return LearnReply::Failed { error },
     };
+    let failed = |e: engine::EngineError| LearnReply::Failed {
+        error: e.to_string(),
+    };
     match request {
-        LearnRequest::Start { seed } => {
+        LearnRequest::Start { seed, webgpu } => {
             let files = model_files(&parts.get(1));
-            let started = Learner::start(&files, seed, BackendKind::Cpu, Device::flex()).and_then(
-                |learner| {
-                    let reply = learner.started()?;
-                    *lesson.borrow_mut() = Some(learner);
-                    Ok(reply)
-                },
-            );
-            started.unwrap_or_else(|e| LearnReply::Failed {
-                error: e.to_string(),
-            })
+            let (backend, device) = match device(webgpu).await {
+                Ok(found) => found,
+                Err(e) => return failed(e),
+            };
+            let learner = match Learner::start(&files, seed, backend, device) {
+                Ok(learner) => learner,
+                Err(e) => return failed(e),
+            };
+            let reply = learner.started().await.unwrap_or_else(failed);
+            *lesson.borrow_mut() = Some(learner);
+            reply
         }
-        other => match lesson.borrow_mut().as_mut() {
-            Some(learner) => learner.answer(&other, &now),
-            None => LearnReply::Failed {
-                error: "no lesson started".into(),
-            },
-        },
+        other => {
+            let Some(mut learner) = lesson.borrow_mut().take() else {
+                return LearnReply::Failed {
+                    error: "no lesson started, or one request already running".into(),
+                };
+            };
+            let reply = learner.answer(&other, &now).await;
+            *lesson.borrow_mut() = Some(learner);
+            reply
+        }
+    }
+}
+
+/// WebGPU when asked for (the worker's own adapter), else the CPU.
+async fn device(webgpu: bool) -> engine::Result<(BackendKind, Device)> {
+    if webgpu {
+        Ok((BackendKind::Wgpu, BackendKind::Wgpu.device_async().await?))
+    } else {
+        Ok((BackendKind::Cpu, Device::flex()))
     }
 }
 

@@ -201,6 +201,35 @@ impl Encoder {
         })
     }
 
+    /// An encoder over `model`, already on `device` (a model being trained, at its current
+    /// weights, with no round trip through a weights file, which WebGPU could not read back
+    /// synchronously): `files` give the tokenizer and configuration, `interaction` how an
+    /// instruction meets a query (the template when `None`), `fingerprint` names the weights.
+    pub fn from_model(
+        files: &ModelFiles,
+        model: BertModel,
+        interaction: Option<Interaction>,
+        device: &Device,
+        fingerprint: String,
+    ) -> Result<Self> {
+        let config = ModelConfig::from_files(files)?;
+        let tokenizer = TextTokenizer::from_bytes(
+            files.required(TOKENIZER_JSON, "tokenizer")?,
+            &files.path_of(TOKENIZER_JSON),
+            config.max_seq_length,
+        )?;
+        Ok(Encoder {
+            model,
+            tokenizer,
+            config,
+            device: device.clone(),
+            fingerprint,
+            interaction: interaction.unwrap_or_default(),
+            batch_size: DEFAULT_BATCH_SIZE,
+            pause: None,
+        })
+    }
+
     /// Runs the dense layers at `precision` from now on. 8 bits need the CPU backend (an
     /// error on any other device); back to f32 means reloading the model.
     pub fn set_precision(&mut self, precision: Precision) -> Result<()> {

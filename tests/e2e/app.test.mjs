@@ -1,7 +1,8 @@
 // End-to-end test of the web demo in Debian's headless Chromium (run by `cargo xtask e2e`):
 //   node app.test.mjs URL NATIVE_JSON ARTIFACTS_DIR
 // 1. loads the page and waits for `ready`; no task over 100 ms (PerformanceObserver long tasks)
-//    while a query is typed a key at a time (those while the corpus encodes are reported);
+//    while the corpus encodes (on the CPU, in a Web Worker) and while a query is typed a key
+//    at a time;
 // 2. for each case, types query / instruction / reversed instruction and checks that the top-5
 //    of each column equals the native engine's ranking (trainer search, CPU, int8 arithmetic as
 //    the page's CPU backend; the WebGPU checks compare with f32);
@@ -15,7 +16,8 @@
 // 10. faults: corrupt cached model file and embeddings (fetched and encoded again), a model
 //     file that does not match models/index.json (clear message), a 20 MB upload and a binary
 //     file (refused by name, the page stays usable);
-// 11a. learn live on the CPU: three steps in a Web Worker, compared with `trainer lesson`;
+// 11a. learn live on the CPU: three steps in a Web Worker, compared with `trainer lesson`
+//     (and 11b, on WebGPU, in the SwiftShader browser);
 // 11. in a second Chromium with a software WebGPU adapter (SwiftShader): the page picks WebGPU,
 //     encodes the corpus on it, ranks as the native engine; switching to the CPU ranks the same;
 //     a WebGPU device that cannot be created falls back to the CPU with a note, and so does one
@@ -96,6 +98,46 @@ const closeTo = (seen, ids, scores) => seen.length === ids.length && seen.every(
   id in scores && Math.abs(scores[id] - scores[ids[i]]) <= INT8_TIE);
 const closeColumns = (a, ids, scores) => ['query', 'instructed', 'reversed'].every((c) => closeTo(a[c], ids[c], scores[c]));
 
+// The three columns' top 5.
+const columnsOf = async (p) => ({ query: await top5(p, 'query'), instructed: await top5(p, 'instructed'), reversed: await top5(p, 'reversed') });
+const lessonRef = JSON.parse(fs.readFileSync(path.join(outDir, 'native-lesson.json'), 'utf8'));
+// Presses "Train" on page `p` (demo topic and case of native-lesson.json, train=1), waits for
+// its three steps, and compares them with `trainer lesson` within `tol` (see 11a).
+async function learnLive(p, label, tol) {
+  await p.evaluate(() => { window.__longtasks = []; });
+  const started = Date.now();
+  await p.getByTestId('learn-train').click();
+  await p.waitForFunction(() => {
+    const s = document.querySelector('[data-testid=learn-status]')?.textContent ?? '';
+    if (s.startsWith('error')) throw new Error(s);
+    return document.querySelectorAll('[data-testid=learn-step]').length >= 3 && s.startsWith('paused');
+  }, null, { timeout: 1_200_000, polling: 500 });
+  const ms = Date.now() - started;
+  const long = await p.evaluate(() => window.__longtasks.map((t) => Math.round(t.ms)));
+  const steps = await p.$$eval('[data-testid=learn-step]', (rows) => rows.map((r) => ({
+    loss: Number(r.dataset.loss), loss_after: Number(r.dataset.lossAfter),
+    ndcg10_changed: Number(r.dataset.ndcg), p_mrr: Number(r.dataset.pMrr), wise: Number(r.dataset.wise),
+  })));
+  summary[`learn_${label}`] = { ms, steps, long_tasks: long };
+  const native = lessonRef.steps.slice(1);
+  const rel = (a, b) => Math.abs(a - b) / Math.max(1, Math.abs(b));
+  check(`learn live (${label}): each step lowers the loss of the batch it trained on`,
+    steps.length === 3 && steps.every((s) => s.loss_after < s.loss), JSON.stringify(steps));
+  check(`learn live (${label}): losses equal trainer lesson's (same files, seed, steps) within ${tol.loss} relative`,
+    steps.every((s, i) => rel(s.loss, native[i].loss) <= tol.loss && rel(s.loss_after, native[i].loss_after) <= tol.loss),
+    `page ${JSON.stringify(steps.map((s) => [s.loss, s.loss_after]))} native ${JSON.stringify(native.map((s) => [s.loss, s.loss_after]))}`);
+  check(`learn live (${label}): held-out nDCG@10, p-MRR and WISE after each step equal trainer lesson's within ${tol.held}`,
+    steps.every((s, i) => ['ndcg10_changed', 'p_mrr', 'wise'].every((k) => Math.abs(s[k] - native[i].eval[k]) <= tol.held)),
+    `page ${JSON.stringify(steps)} native ${JSON.stringify(native.map((s) => s.eval))}`);
+  const trained = await columnsOf(p);
+  const near = (seen, ids, scores) => seen.length === ids.length && seen.every((id, i) => id in scores && Math.abs(scores[id] - scores[ids[i]]) <= tol.tie);
+  check(`learn live (${label}): the trained columns rank as the native engine with the lesson's model`,
+    ['query', 'instructed', 'reversed'].every((c) => near(trained[c], lessonRef.top5[c], lessonRef.scores[c])),
+    `page ${JSON.stringify(trained)} native ${JSON.stringify(lessonRef.top5)}`);
+  check(`learn live (${label}): no main-thread task over 100 ms while the worker trains`, long.every((t) => t <= 100),
+    `long tasks (ms): ${JSON.stringify(long)}; 3 steps in ${ms} ms`);
+}
+
 try {
   const t0 = Date.now();
   await page.goto(url);
@@ -119,10 +161,11 @@ try {
   const afterReady = within(encodingTo, encodingTo + 2000);
   summary.long_tasks = { encoding: whileEncoding, typing: whileTyping, first_two_seconds_ready: afterReady,
     encoding_ms: Math.round(encodingTo - encodingFrom), typing_ms: Math.round(typingTo - typingFrom) };
-  // Reported, not asserted yet: one task of about 300 ms near the end of the encoding remains
-  // (BENCHMARKS.md); every per-layer step is under 100 ms.
-  console.log(`info long tasks while the corpus encodes: ${whileEncoding.length} over 50 ms in ${Math.round(encodingTo - encodingFrom)} ms, `
-    + `${whileEncoding.filter((ms) => ms >= 100).length} over 100 ms (${whileEncoding.filter((ms) => ms >= 100).join(', ')})`);
+  // On the CPU the corpus is encoded in a Web Worker: the page's thread only takes progress
+  // messages and the embeddings, then ranks and renders.
+  check('no task over 100 ms while the corpus encodes (CPU, in a worker) and the first rankings render',
+    Math.max(0, ...whileEncoding) < 100,
+    `${whileEncoding.length} tasks over 50 ms in ${Math.round(encodingTo - encodingFrom)} ms, longest ${Math.max(0, ...whileEncoding)} ms`);
   check('no task over 100 ms while typing', Math.max(0, ...whileTyping) < 100,
     `${whileTyping.length} tasks over 50 ms in ${Math.round(typingTo - typingFrom)} ms, longest ${Math.max(0, ...whileTyping)} ms`);
   check('backend is shown', ['cpu', 'webgpu'].includes(await page.getByTestId('backend').textContent()),
@@ -342,13 +385,12 @@ try {
   // before the press), which takes three steps from the served model; `trainer lesson` took the
   // same three natively (same files, seed and settings: native-lesson.json). Both compute in
   // f32 and differ only in the order of their sums (wasm SIMD on one thread against AVX-512 on
-  // several): losses agree to about 1e-6 relative, so LOSS_TOL = 1e-4 relative passes that
+  // several): losses agree to about 1e-6 relative, so a tolerance of 1e-4 relative passes that
   // noise while a different batch, seed, loss or learning rate moves the loss by 1e-1. The
-  // held-out scores are rank metrics over the same weights (LESSON_TOL 1e-3 absolute allows
-  // a near-tie to swap). The page's trained columns re-rank the whole demo topic; f32 against
-  // f32, ranks may swap only within F32_TIE of the native score.
-  const lessonRef = JSON.parse(fs.readFileSync(path.join(outDir, 'native-lesson.json'), 'utf8'));
-  const LOSS_TOL = 1e-4, LESSON_TOL = 1e-3, F32_TIE = 1e-3;
+  // held-out scores are rank metrics over the same weights (1e-3 absolute allows a near-tie to
+  // swap). The page's trained columns re-rank the whole demo topic; f32 against f32, ranks may
+  // swap only within 1e-3 of the native score. WebGPU (below) runs its own kernels: 1e-3
+  // relative on the losses, 0.02 on the held-out scores, 5e-3 on ties.
   const learnPage = await context.newPage();
   learnPage.on('console', (m) => logs.push(`[learn ${m.type()}] ${m.text()}`));
   learnPage.on('pageerror', (e) => logs.push(`[learn pageerror] ${e.message}`));
@@ -359,48 +401,15 @@ try {
     r: lessonRef.case.reversed, train: '1', backend: 'cpu',
   })}`);
   await waitReady(learnPage);
-  const baseColumns = { query: await top5(learnPage, 'query'), instructed: await top5(learnPage, 'instructed'), reversed: await top5(learnPage, 'reversed') };
+  const baseColumns = await columnsOf(learnPage);
   const beforePress = learnRequests.length;
-  await learnPage.evaluate(() => { window.__longtasks = []; });
-  const t3 = Date.now();
-  await learnPage.getByTestId('learn-train').click();
-  await learnPage.waitForFunction(() => {
-    const s = document.querySelector('[data-testid=learn-status]')?.textContent ?? '';
-    if (s.startsWith('error')) throw new Error(s);
-    return document.querySelectorAll('[data-testid=learn-step]').length >= 3 && s.startsWith('paused');
-  }, null, { timeout: 900_000, polling: 500 });
-  summary.learn_ms = Date.now() - t3;
-  const learnLong = await learnPage.evaluate(() => window.__longtasks.map((t) => Math.round(t.ms)));
-  const steps = await learnPage.$$eval('[data-testid=learn-step]', (rows) => rows.map((r) => ({
-    loss: Number(r.dataset.loss), loss_after: Number(r.dataset.lossAfter),
-    ndcg10_changed: Number(r.dataset.ndcg), p_mrr: Number(r.dataset.pMrr), wise: Number(r.dataset.wise),
-  })));
-  summary.learn_steps = steps;
-  const nativeSteps = lessonRef.steps.slice(1);
-  const rel = (a, b) => Math.abs(a - b) / Math.max(1, Math.abs(b));
+  await learnLive(learnPage, 'CPU', { loss: 1e-4, held: 1e-3, tie: 1e-3 });
   check('learn live: the training wasm is downloaded only when Train is pressed',
     beforePress === 0 && learnRequests.some((u) => u.endsWith('learn_bg.wasm')), JSON.stringify(learnRequests));
-  check('learn live (CPU): each step lowers the loss of the batch it trained on',
-    steps.length === 3 && steps.every((s) => s.loss_after < s.loss), JSON.stringify(steps));
-  check('learn live (CPU): losses equal trainer lesson\'s (same files, seed, steps) within 1e-4 relative',
-    steps.every((s, i) => rel(s.loss, nativeSteps[i].loss) <= LOSS_TOL && rel(s.loss_after, nativeSteps[i].loss_after) <= LOSS_TOL),
-    `page ${JSON.stringify(steps.map((s) => [s.loss, s.loss_after]))} native ${JSON.stringify(nativeSteps.map((s) => [s.loss, s.loss_after]))}`);
-  check('learn live (CPU): held-out nDCG@10, p-MRR and WISE after each step equal trainer lesson\'s',
-    steps.every((s, i) => ['ndcg10_changed', 'p_mrr', 'wise'].every((k) => Math.abs(s[k] - nativeSteps[i].eval[k]) <= LESSON_TOL)),
-    `page ${JSON.stringify(steps)} native ${JSON.stringify(nativeSteps.map((s) => s.eval))}`);
-  const trainedColumns = { query: await top5(learnPage, 'query'), instructed: await top5(learnPage, 'instructed'), reversed: await top5(learnPage, 'reversed') };
-  const f32Close = (seen, ids, scores) => seen.length === ids.length && seen.every((id, i) => id in scores && Math.abs(scores[id] - scores[ids[i]]) <= F32_TIE);
-  check('learn live (CPU): the trained columns rank as the native engine with the lesson\'s model',
-    ['query', 'instructed', 'reversed'].every((c) => f32Close(trainedColumns[c], lessonRef.top5[c], lessonRef.scores[c])),
-    `page ${JSON.stringify(trainedColumns)} native ${JSON.stringify(lessonRef.top5)}`);
-  check('learn live: no main-thread task over 100 ms while the worker trains', learnLong.every((ms) => ms <= 100),
-    `long tasks (ms): ${JSON.stringify(learnLong)}; 3 steps in ${summary.learn_ms} ms`);
   await learnPage.screenshot({ path: path.join(outDir, '09-learn-live.png'), fullPage: true });
   await learnPage.getByTestId('learn-reset').click();
   await learnPage.waitForFunction(() => document.querySelectorAll('[data-testid=learn-step]').length === 0);
-  const resetColumns = { query: await top5(learnPage, 'query'), instructed: await top5(learnPage, 'instructed'), reversed: await top5(learnPage, 'reversed') };
-  check('learn live: Reset brings back the page model\'s rankings', sameColumns(resetColumns, baseColumns),
-    `after reset ${JSON.stringify(resetColumns)} before ${JSON.stringify(baseColumns)}`);
+  check('learn live: Reset brings back the page model\'s rankings', sameColumns(await columnsOf(learnPage), baseColumns));
   await learnPage.close();
 
   // 11. WebGPU on SwiftShader (a software adapter, so no GPU is needed), fresh browser cache:
@@ -416,7 +425,7 @@ try {
   gpu.on('pageerror', (e) => logs.push(`[webgpu pageerror] ${e.message}`));
   const ref = JSON.parse(fs.readFileSync(path.join(outDir, 'native-topic.json'), 'utf8'));
   const params = new URLSearchParams({
-    corpus: ref.corpus, q: ref.case.query, i: ref.case.instruction, r: ref.case.reversed,
+    corpus: ref.corpus, q: ref.case.query, i: ref.case.instruction, r: ref.case.reversed, train: '1',
   });
   const t2 = Date.now();
   await gpu.goto(`${url}?${params}`);
@@ -433,6 +442,10 @@ try {
   check('WebGPU: top-5 of the three columns equal the native ranking', sameColumns(onGpu, ref.top5),
     `browser ${JSON.stringify(onGpu)} native ${JSON.stringify(ref.top5)}`);
   await gpu.screenshot({ path: path.join(outDir, '08-webgpu.png'), fullPage: true });
+  // 11b. Learn live on WebGPU: the worker takes its own SwiftShader device.
+  await learnLive(gpu, 'WebGPU', { loss: 1e-3, held: 0.02, tie: 5e-3 });
+  await gpu.screenshot({ path: path.join(outDir, '10-learn-live-webgpu.png'), fullPage: true });
+  await gpu.getByTestId('learn-reset').click();
   await gpu.getByLabel('Backend').selectOption('cpu');
   await gpu.waitForFunction(() => document.querySelector('[data-testid=backend]')?.textContent === 'cpu');
   await gpu.waitForTimeout(500);

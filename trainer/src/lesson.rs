@@ -42,14 +42,14 @@ pub fn run(args: LessonArgs) -> anyhow::Result<()> {
     let base = engine::ModelFiles::read_dir(&args.model.model)?;
     let mut run = LessonRun::new(&base, &lesson, settings, &device)?;
     let mut log = Vec::new();
-    let before = lesson.evaluate(&run.encoder(&device)?)?;
+    let before = lesson.evaluate(&run.encoder()?)?;
     report("before", &before);
     log.push(serde_json::json!({"step": 0, "eval": before}));
     for _ in 0..args.steps {
         let started = std::time::Instant::now();
         let step = run.step()?;
         let seconds = started.elapsed().as_secs_f64();
-        let scores = lesson.evaluate(&run.encoder(&device)?)?;
+        let scores = lesson.evaluate(&run.encoder()?)?;
         report(
             &format!(
                 "step {} loss {:.4} -> {:.4} after the update ({seconds:.1} s)",

@@ -128,6 +128,22 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
         "-D",
         "warnings",
     ]))?;
+    // The page's browser-only code (wasm32: the UI, its workers) is invisible to the native
+    // pass above.
+    step("cargo clippy for wasm32: the web app and its workers (warnings denied)");
+    run(setup::wasm()?.cargo().args([
+        "clippy",
+        "--target",
+        "wasm32-unknown-unknown",
+        "-p",
+        "app",
+        "--bins",
+        "--features",
+        "webgpu,learn",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     step("cargo test (CPU everywhere; wgpu on Vulkan/lavapipe vs CPU in engine/tests/backends.rs; LanceDB)");
     let mut tests = cargo();
     tests

@@ -274,8 +274,8 @@ fn build_wasm_bin(
 /// "Train". Its features differ from the page's (the page's wasm stays free of autodiff), so
 /// it is its own cargo build.
 fn build_learn_worker(wasm: WasmToolchain, out: &Path) -> anyhow::Result<()> {
-    step("building the learn-live worker (wasm, CPU training; loaded on demand)");
-    build_wasm_bin(wasm, "learn", "learn", out)?;
+    step("building the learn-live worker (wasm, training on WebGPU or the CPU; loaded on demand)");
+    build_wasm_bin(wasm, "learn", "learn,webgpu", out)?;
     copy_worker_script("learn_loader.js", out)
 }
 

@@ -53,8 +53,10 @@ pub(super) struct Learn {
     trained: RwSignal<Option<Trained>, LocalStorage>,
     /// The base ranking the pending re-ranking started from (the worker answers in order).
     pending: StoredValue<Option<Ranked>, LocalStorage>,
-    /// The model the lesson trains (a switch of model resets it).
+    /// The model and backend the lesson trains on (a switch of either resets it).
     model: StoredValue<String>,
+    /// The backend the worker trains on (`cpu`, `wgpu`).
+    backend: RwSignal<String>,
 }
 
 impl Learn {
@@ -67,6 +69,7 @@ impl Learn {
             trained: RwSignal::new_local(None),
             pending: StoredValue::new_local(None),
             model: StoredValue::new(String::new()),
+            backend: RwSignal::new(String::new()),
         }
     }
 
@@ -94,7 +97,11 @@ impl Learn {
     /// One press of "Train": start the worker and the lesson if needed, then take
     /// [`STEPS_PER_PRESS`] steps.
     fn train(self, p: Page, w: Work) {
-        let model = p.model_key.get_untracked();
+        let model = format!(
+            "{}/{:?}",
+            p.model_key.get_untracked(),
+            p.backend.get_untracked()
+        );
         if self.model.get_value() != model {
             self.reset();
             self.model.set_value(model);
@@ -131,13 +138,17 @@ impl Learn {
             Err(e) => return self.phase.set(Phase::Failed(format!("worker reply: {e}"))),
         };
         match reply {
-            LearnReply::Loaded => self.post(p, &LearnRequest::Start { seed: SEED }, true),
+            LearnReply::Loaded => {
+                let webgpu = p.backend.get_untracked() == engine::BackendKind::Wgpu;
+                self.post(p, &LearnRequest::Start { seed: SEED, webgpu }, true)
+            }
             LearnReply::Started {
                 records,
                 held_out_queries,
                 held_out,
-                ..
+                backend,
             } => {
+                self.backend.set(backend);
                 self.started
                     .set(Some((records, held_out_queries, held_out)));
                 self.phase.set(Phase::Training(STEPS_PER_PRESS));
@@ -237,7 +248,9 @@ pub(super) fn LearnPanel() -> impl IntoView {
     let status = move || match learn.phase.get() {
         Phase::Idle => "Press Train: the model fine-tunes here, in your browser.".to_string(),
         Phase::Starting => "loading the training worker and starting the lesson…".to_string(),
-        Phase::Training(left) => format!("training: {left} step(s) to go"),
+        Phase::Training(left) => {
+            format!("training on {}: {left} step(s) to go", learn.backend.get())
+        }
         Phase::Paused => "paused: press Train for more steps, Reset for the original model".into(),
         Phase::Failed(e) => format!("error: {e}"),
     };
@@ -277,7 +290,7 @@ pub(super) fn LearnPanel() -> impl IntoView {
         <Show when=move || p.teach.get() || p.train.get()>
             <section class="learn" data-testid="learn" aria-label="Learn live">
                 <h2>"Learn live"</h2>
-                <p class="muted">"Fine-tunes the loaded model for a few steps on dual-view examples (the instruction and its reversal swap which passage is the positive), with the engine's own loss and AdamW, on the CPU in a background worker. The columns then show the trained model's order of their top 10."</p>
+                <p class="muted">"Fine-tunes the loaded model for a few steps on dual-view examples (the instruction and its reversal swap which passage is the positive), with the engine's own loss and AdamW, in a background worker on the page's backend (WebGPU or the CPU). The columns then show the trained model's order of their top 10."</p>
                 <div class="learn-controls">
                     <button data-testid="learn-train" disabled=move || busy() || !p.ready.get()
                         on:click=move |_| learn.train(p, w)>{format!("Train {STEPS_PER_PRESS} steps")}</button>

@@ -332,14 +332,17 @@ mod run {
     use crate::training::objectives::Loss;
     use crate::training::records::TrainingRecord;
     use crate::training::step::{
-        batch_loss, clip_global_norm, direct_gradients, micro_batch_layout, scalar, AdamW,
-        BlockSampling, Optimizer, RecordStream,
+        batch_loss, clip_global_norm_async, micro_batch_layout, scalar_async, AdamW, BlockSampling,
+        Optimizer, RecordStream,
     };
     use crate::{Device, Encoder, ModelConfig, QueryTemplate};
+    use burn::optim::GradientsParams;
 
     /// A lesson in progress: the model being trained, its optimiser and the record stream.
     pub struct LessonRun {
         base: ModelFiles,
+        /// The device the model was loaded for (its autodiff form holds the model).
+        device: Device,
         settings: LessonSettings,
         texts: Texts,
         loss: Loss,
@@ -403,6 +406,7 @@ mod run {
             );
             Ok(LessonRun {
                 base: base.clone(),
+                device: device.clone(),
                 texts,
                 loss,
                 model: Some(model),
@@ -415,7 +419,19 @@ mod run {
 
         /// One optimiser step on the next batch of records, then that batch's loss again. A
         /// non-finite loss or gradient is an error and leaves the weights as they were.
+        /// Natively, and on the CPU in a browser, it completes at once; WebGPU in a browser
+        /// needs [`LessonRun::step_async`].
         pub fn step(&mut self) -> Result<LessonStep> {
+            burn::tensor::try_read_sync(self.step_async()).unwrap_or_else(|| {
+                Err(EngineError::Invalid(
+                    "this device cannot be waited for here: use step_async".into(),
+                ))
+            })
+        }
+
+        /// [`LessonRun::step`] with asynchronous readback of the loss and gradient norm (the
+        /// one implementation: `trainer train` takes the same step with its own loop).
+        pub async fn step_async(&mut self) -> Result<LessonStep> {
             let s = &self.settings;
             let lr = s.lr
                 * s.schedule
@@ -426,25 +442,28 @@ mod run {
                 query_alone: false,
                 seed: s.seed,
             };
+            let max_grad_norm = s.max_grad_norm;
             let layout = micro_batch_layout(&tuples, &self.loss, sampling, self.step);
             let model = self
                 .model
                 .as_ref()
                 .expect("a lesson always holds its model");
-            let (loss, mut grads) =
-                direct_gradients(model, &self.texts, &layout, &self.loss, 1, None)?;
-            let grad_norm = clip_global_norm(&mut grads, model, s.max_grad_norm);
-            if !loss.is_finite() || !grad_norm.is_finite() {
-                return Err(EngineError::Invalid(format!(
-                    "step {}: loss {loss}, gradient norm {grad_norm}; the weights are unchanged",
-                    self.step + 1
-                )));
+            let value = batch_loss(model, &self.texts, &layout, &self.loss)?;
+            let loss = scalar_async(value.clone()).await?;
+            if !loss.is_finite() {
+                return Err(self.not_finite(loss, f64::NAN));
+            }
+            let mut grads = GradientsParams::from_grads(value.backward(), model);
+            let grad_norm = clip_global_norm_async(&mut grads, model, max_grad_norm).await;
+            if !grad_norm.is_finite() {
+                return Err(self.not_finite(loss, grad_norm));
             }
             // The model moves through the optimiser: no second reference keeps its old weights.
             let model = self.model.take().expect("held above");
             let model = self.model.insert(self.optimizer.step(lr, model, grads));
             // Forward only: the graph it records is dropped with the tensor.
-            let loss_after = scalar(batch_loss(model, &self.texts, &layout, &self.loss)?)?;
+            let loss_after =
+                scalar_async(batch_loss(model, &self.texts, &layout, &self.loss)?).await?;
             self.step += 1;
             Ok(LessonStep {
                 step: self.step,
@@ -454,6 +473,13 @@ mod run {
                 lr,
                 pairs: layout.tuples.len(),
             })
+        }
+
+        fn not_finite(&self, loss: f64, grad_norm: f64) -> EngineError {
+            EngineError::Invalid(format!(
+                "step {}: loss {loss}, gradient norm {grad_norm}; the weights are unchanged",
+                self.step + 1
+            ))
         }
 
         /// The trained model's files (the base model's, with the current weights).
@@ -466,9 +492,14 @@ mod run {
                 .to_files(&self.base)
         }
 
-        /// An encoder with the current weights on `device`.
-        pub fn encoder(&self, device: &Device) -> Result<Encoder> {
-            Encoder::from_files(&self.files()?, device)
+        /// An encoder with the current weights, on the device the lesson was started for
+        /// (the model itself, read without a round trip through a weights file).
+        pub fn encoder(&self) -> Result<Encoder> {
+            let fingerprint = format!("{}+lesson-step-{}", self.base.fingerprint(), self.step);
+            self.model
+                .as_ref()
+                .expect("a lesson always holds its model")
+                .encoder(&self.base, &self.device, fingerprint)
         }
     }
 }

@@ -153,6 +153,22 @@ impl TrainModel {
         )
     }
 
+    /// An encoder with the current weights on `device` (this model's device without
+    /// autodiff), reading `base`'s tokenizer and configuration; `fingerprint` names the
+    /// weights.
+    pub fn encoder(
+        &self,
+        base: &ModelFiles,
+        device: &Device,
+        fingerprint: String,
+    ) -> Result<crate::Encoder> {
+        let interaction = self
+            .cross
+            .as_ref()
+            .map(|c| Interaction::CrossAttention(Box::new(c.valid())));
+        crate::Encoder::from_model(base, self.bert.valid(), interaction, device, fingerprint)
+    }
+
     /// The model as a Hugging Face folder: `base`'s files with the trained weights (tensors
     /// the engine does not train, such as the pooler, copied from `base`), plus
     /// `cross_attention.safetensors` for Interaction II.

@@ -217,8 +217,20 @@ pub fn micro_batch_layout(
 
 /// The value of a one-element tensor.
 pub fn scalar(t: Tensor<1>) -> Result<f64> {
-    let v: Vec<f32> = t
-        .into_data()
+    first_value(t.into_data())
+}
+
+/// [`scalar`] with asynchronous readback (WebGPU in a browser cannot read back synchronously).
+pub async fn scalar_async(t: Tensor<1>) -> Result<f64> {
+    let data = t
+        .into_data_async()
+        .await
+        .map_err(|e| EngineError::Invalid(format!("reading a scalar back: {e:?}")))?;
+    first_value(data)
+}
+
+fn first_value(data: burn::tensor::TensorData) -> Result<f64> {
+    let v: Vec<f32> = data
         .convert::<f32>()
         .try_into_vec()
         .map_err(|e| EngineError::Invalid(format!("reading a scalar back: {e:?}")))?;
@@ -268,50 +280,87 @@ pub fn direct_gradients(
 /// `clip_grad_norm_`; burn's own clipping works per tensor; 0 = no clipping). Returns the
 /// norm before clipping.
 pub fn clip_global_norm(grads: &mut GradientsParams, model: &TrainModel, max_norm: f64) -> f64 {
-    struct Ids(Vec<(ParamId, usize)>);
-    impl ModuleVisitor for Ids {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-            self.0.push((param.id, D));
-        }
-    }
-    let mut ids = Ids(Vec::new());
-    model.visit(&mut ids);
-    fn sq<const D: usize>(grads: &GradientsParams, id: ParamId) -> Option<Tensor<1>> {
-        grads.get::<D>(id).map(|g| g.powf_scalar(2.0).sum())
-    }
-    fn scale<const D: usize>(grads: &mut GradientsParams, id: ParamId, f: f64) {
-        if let Some(g) = grads.remove::<D>(id) {
-            grads.register::<D>(id, g.mul_scalar(f));
-        }
-    }
-    let parts: Vec<Tensor<1>> = ids
-        .0
-        .iter()
-        .filter_map(|&(id, rank)| match rank {
-            1 => sq::<1>(grads, id),
-            2 => sq::<2>(grads, id),
-            3 => sq::<3>(grads, id),
-            _ => None,
-        })
-        .collect();
-    if parts.is_empty() {
-        return 0.0;
-    }
-    let norm = scalar(Tensor::cat(parts, 0).sum())
-        .unwrap_or(f64::NAN)
-        .sqrt();
-    if max_norm > 0.0 && norm > max_norm {
-        let f = max_norm / (norm + 1e-6);
-        for &(id, rank) in &ids.0 {
-            match rank {
-                1 => scale::<1>(grads, id, f),
-                2 => scale::<2>(grads, id, f),
-                3 => scale::<3>(grads, id, f),
-                _ => {}
+    let clip = GlobalNorm::of(grads, model);
+    let norm = clip
+        .squared
+        .clone()
+        .map(|sq| scalar(sq).unwrap_or(f64::NAN).sqrt());
+    clip.apply(grads, norm, max_norm)
+}
+
+/// [`clip_global_norm`] with asynchronous readback of the norm.
+pub async fn clip_global_norm_async(
+    grads: &mut GradientsParams,
+    model: &TrainModel,
+    max_norm: f64,
+) -> f64 {
+    let clip = GlobalNorm::of(grads, model);
+    let norm = match clip.squared.clone() {
+        Some(sq) => Some(scalar_async(sq).await.unwrap_or(f64::NAN).sqrt()),
+        None => None,
+    };
+    clip.apply(grads, norm, max_norm)
+}
+
+/// The gradients' global norm, squared, as a tensor still on the device, and the parameters
+/// it sums over.
+struct GlobalNorm {
+    ids: Vec<(ParamId, usize)>,
+    squared: Option<Tensor<1>>,
+}
+
+impl GlobalNorm {
+    fn of(grads: &GradientsParams, model: &TrainModel) -> Self {
+        struct Ids(Vec<(ParamId, usize)>);
+        impl ModuleVisitor for Ids {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+                self.0.push((param.id, D));
             }
         }
+        let mut ids = Ids(Vec::new());
+        model.visit(&mut ids);
+        fn sq<const D: usize>(grads: &GradientsParams, id: ParamId) -> Option<Tensor<1>> {
+            grads.get::<D>(id).map(|g| g.powf_scalar(2.0).sum())
+        }
+        let parts: Vec<Tensor<1>> = ids
+            .0
+            .iter()
+            .filter_map(|&(id, rank)| match rank {
+                1 => sq::<1>(grads, id),
+                2 => sq::<2>(grads, id),
+                3 => sq::<3>(grads, id),
+                _ => None,
+            })
+            .collect();
+        let squared = (!parts.is_empty()).then(|| Tensor::cat(parts, 0).sum());
+        GlobalNorm {
+            ids: ids.0,
+            squared,
+        }
     }
-    norm
+
+    /// Scales the gradients when `norm` (read back; `None`: no gradients) is over `max_norm`;
+    /// returns the norm (0 without gradients).
+    fn apply(&self, grads: &mut GradientsParams, norm: Option<f64>, max_norm: f64) -> f64 {
+        fn scale<const D: usize>(grads: &mut GradientsParams, id: ParamId, f: f64) {
+            if let Some(g) = grads.remove::<D>(id) {
+                grads.register::<D>(id, g.mul_scalar(f));
+            }
+        }
+        let Some(norm) = norm else { return 0.0 };
+        if max_norm > 0.0 && norm > max_norm {
+            let f = max_norm / (norm + 1e-6);
+            for &(id, rank) in &self.ids {
+                match rank {
+                    1 => scale::<1>(grads, id, f),
+                    2 => scale::<2>(grads, id, f),
+                    3 => scale::<3>(grads, id, f),
+                    _ => {}
+                }
+            }
+        }
+        norm
+    }
 }
 
 #[cfg(test)]
