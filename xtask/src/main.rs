@@ -18,6 +18,7 @@ mod model;
 mod recipe;
 mod setup;
 mod tasks;
+mod tiny;
 mod web;
 
 use std::path::PathBuf;

@@ -669,7 +669,9 @@ pub fn e2e() -> anyhow::Result<()> {
     let artifacts = root().join("tests/e2e/artifacts");
     std::fs::create_dir_all(&artifacts)?;
     let tuned_model = finetuned_model(&model, &artifacts)?;
-    let models = site_models(model.clone(), std::slice::from_ref(&tuned_model))?;
+    // A tiny cut of the model for learn live on SwiftShader (see tiny.rs).
+    let tiny_model = crate::tiny::cut(&model, &artifacts.join("tiny"))?;
+    let models = site_models(model.clone(), &[tuned_model, tiny_model])?;
     build_site(&site, &models, Builder::Direct)?;
     // The native engine reads the very files the page downloads (int8 weights).
     let served: Vec<PathBuf> = models
@@ -684,7 +686,7 @@ pub fn e2e() -> anyhow::Result<()> {
         "playwright-core, without its browser download",
     )?;
     step("native reference rankings (trainer search, CPU)");
-    let reference_path = native_references(&served[0], &served[1], &artifacts)?;
+    let reference_path = native_references(&served[0], &served[1], &served[2], &artifacts)?;
     run_in_browser(
         &site,
         &e2e.join("app.test.mjs"),
@@ -787,17 +789,19 @@ fn topic_reference(
     Ok(())
 }
 
-/// `native-lesson.json`: learn live natively, as the page runs it. `trainer lesson` takes three
+/// `name` (`native-lesson.json`, and `-tiny` for the tiny model's WebGPU check): learn live
+/// natively, as the page runs it. `trainer lesson` takes three
 /// steps from the served model (the page's own files) with the page's seed; its per-step log
 /// and the trained model's f32 rankings of the first case on the demo topic, which the page's
 /// trained columns (the whole topic, re-ranked) must equal.
 fn lesson_reference(
     model: &Path,
+    name: &str,
     case: &serde_json::Value,
     artifacts: &Path,
     fresh_index: &dyn Fn(&str) -> PathBuf,
 ) -> anyhow::Result<()> {
-    let lesson = artifacts.join("lesson");
+    let lesson = artifacts.join(name.trim_end_matches(".json"));
     let _ = std::fs::remove_dir_all(&lesson);
     run(trainer()
         .args(["lesson", "--steps", "3", "--seed", "42"])
@@ -818,12 +822,12 @@ fn lesson_reference(
     let columns = native_columns(
         &lesson.join("model"),
         &artifacts.join(format!("topic-{topic}.jsonl")),
-        &fresh_index("lesson-topic.index"),
+        &fresh_index(&format!("{name}.index")),
         case,
         Arithmetic::F32,
     )?;
     std::fs::write(
-        artifacts.join("native-lesson.json"),
+        artifacts.join(name),
         serde_json::to_string_pretty(&serde_json::json!({
             "corpus": topic, "case": case, "steps": steps,
             "top5": columns["top5"], "scores": columns["scores"],
@@ -834,10 +838,12 @@ fn lesson_reference(
 
 /// The native engine's rankings the page must reproduce: every case of `cases.json` on the
 /// demo corpus (`native.json`, returned), the first case on one topic for the WebGPU check
-/// (`native-topic.json`) and under the fine-tuned model (`native-finetuned.json`).
+/// (`native-topic.json`), under the fine-tuned model (`native-finetuned.json`), and learn live
+/// with the model and with its tiny cut (`native-lesson.json`, `native-lesson-tiny.json`).
 fn native_references(
     model: &Path,
     tuned_model: &Path,
+    tiny_model: &Path,
     artifacts: &Path,
 ) -> anyhow::Result<PathBuf> {
     let e2e = root().join("tests/e2e");
@@ -861,7 +867,20 @@ fn native_references(
     let reference_path = artifacts.join("native.json");
     std::fs::write(&reference_path, serde_json::to_string_pretty(&reference)?)?;
     topic_reference(model, &demo_corpus, &cases[0], artifacts, &fresh_index)?;
-    lesson_reference(model, &cases[0], artifacts, &fresh_index)?;
+    lesson_reference(
+        model,
+        "native-lesson.json",
+        &cases[0],
+        artifacts,
+        &fresh_index,
+    )?;
+    lesson_reference(
+        tiny_model,
+        "native-lesson-tiny.json",
+        &cases[0],
+        artifacts,
+        &fresh_index,
+    )?;
     // The fine-tuned model's instructed top-5 for the first case (the model-switch check).
     let case = &cases[0];
     let records = native_top10(
