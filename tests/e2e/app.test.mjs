@@ -11,7 +11,8 @@
 // 5. reloads from the shared URL and checks the state came back (and the model came from cache);
 // 6. uploads a corpus with <img onerror> and <script> payloads: rendered as text, nothing runs;
 // 7. loads the embed example page (the demo in an iframe inside a mock docs page);
-// 8. loads the custom-element example (<ifir-demo> with query and instruction attributes);
+// 8. loads the custom-element example (<ifir-demo> with query and instruction attributes, and
+//    one with `train`, which shows the learn-live panel);
 // 9. switches the model picker to a fine-tuned model and compares with the native engine;
 // 10. faults: corrupt cached model file and embeddings (fetched and encoded again), a model
 //     file that does not match models/index.json (clear message), a 20 MB upload and a binary
@@ -284,13 +285,19 @@ try {
   // 8. The custom element: one module script, the state from its attributes.
   const element = await context.newPage();
   await element.goto(new URL('public/embed-element.html', url).href);
-  const inner = element.frameLocator('ifir-demo iframe');
+  const inner = element.frameLocator('ifir-demo iframe').first();
   await inner.getByTestId('model-status').filter({ hasText: 'ready' }).waitFor({ timeout: 300_000 });
   const query = await inner.getByTestId('query').inputValue();
   const instruction = await inner.getByTestId('instruction').inputValue();
   check('the <ifir-demo> element passes its attributes to the demo',
     query === 'how to keep a sourdough starter alive' && instruction === 'Only forum posts from home bakers',
     JSON.stringify({ query, instruction }));
+  // The second element has the `train` attribute: its demo shows the learn-live panel.
+  const trainFrame = element.locator('ifir-demo[train] iframe');
+  await trainFrame.scrollIntoViewIfNeeded();
+  const trainSrc = await trainFrame.getAttribute('src');
+  await element.frameLocator('ifir-demo[train] iframe').getByTestId('learn-train').waitFor({ timeout: 300_000 });
+  check('<ifir-demo train> shows the learn-live panel', /[?&]train=1/.test(trainSrc), trainSrc);
   await element.screenshot({ path: path.join(outDir, '06-element.png'), fullPage: true });
 
   // 9. The model picker: switch to the fine-tuned model; its ranking is the native engine's
