@@ -43,15 +43,69 @@ fn tool_version(program: &Path) -> Option<String> {
         .and_then(|s| s.split_whitespace().nth(1).map(str::to_string))
 }
 
-/// Installs `crate_name` at `version` with `cargo install` unless that version is on PATH
-/// (from crates.io, the only place it comes from).
-fn ensure_tool(program: &str, crate_name: &str, version: &str, locked: bool) -> anyhow::Result<()> {
-    let path = cargo_bin().join(program);
-    if tool_version(&path).as_deref() == Some(version) {
-        println!("tools: {program} {version} present");
-        return Ok(());
+/// A command running beside the build, its output in a log file (`finish` waits for it and
+/// shows the log's end when it failed); or nothing to wait for.
+struct Background {
+    what: String,
+    child: Option<(std::process::Child, PathBuf)>,
+}
+
+impl Background {
+    fn nothing(what: &str) -> Self {
+        Background {
+            what: what.to_string(),
+            child: None,
+        }
     }
-    println!("tools: installing {crate_name} {version} with cargo install (several minutes, once)");
+
+    fn spawn(what: &str, log_name: &str, cmd: &mut Command) -> anyhow::Result<Self> {
+        let log = std::env::temp_dir().join(format!("ifir-{log_name}.log"));
+        let file = std::fs::File::create(&log)?;
+        cmd.stdout(file.try_clone()?)
+            .stderr(file)
+            .current_dir(root());
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {what}"))?;
+        Ok(Background {
+            what: what.to_string(),
+            child: Some((child, log)),
+        })
+    }
+
+    fn finish(self) -> anyhow::Result<()> {
+        let Some((mut child, log)) = self.child else {
+            return Ok(());
+        };
+        let status = child.wait()?;
+        if !status.success() {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+            bail!(
+                "{} failed ({status}); the end of {}:\n{tail}",
+                self.what,
+                log.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Starts installing `crate_name` at `version` with `cargo install` unless `program` at that
+/// version is in cargo's bin folder (crates.io is the only place it comes from).
+fn install_tool(
+    program: &'static str,
+    crate_name: &str,
+    version: &str,
+    locked: bool,
+) -> anyhow::Result<Background> {
+    let what = format!("installing {crate_name} {version}");
+    if tool_version(&cargo_bin().join(program)).as_deref() == Some(version) {
+        println!("tools: {program} {version} present");
+        return Ok(Background::nothing(&what));
+    }
+    println!("tools: {what} with cargo install (a few minutes, once; beside the build)");
     let mut c = cargo();
     c.args(["install", crate_name, "--version", &format!("={version}")]);
     if locked {
@@ -59,18 +113,33 @@ fn ensure_tool(program: &str, crate_name: &str, version: &str, locked: bool) -> 
     }
     // Its own target folder: the tools do not share features with the workspace.
     c.env_remove("CARGO_TARGET_DIR");
-    run(&mut c)
+    Background::spawn(&what, &format!("install-{program}"), &mut c)
+}
+
+/// Installs a tool now (see [`install_tool`]).
+fn ensure_tool(
+    program: &'static str,
+    crate_name: &str,
+    version: &str,
+    locked: bool,
+) -> anyhow::Result<()> {
+    install_tool(program, crate_name, version, locked)?.finish()
+}
+
+/// The wasm-bindgen CLI matching Cargo.lock, installing in the background when missing.
+fn wasm_bindgen_install() -> anyhow::Result<Background> {
+    install_tool(
+        "wasm-bindgen",
+        "wasm-bindgen-cli",
+        &wasm_bindgen_version()?,
+        false,
+    )
 }
 
 /// The wasm32 std and the wasm-bindgen CLI matching Cargo.lock (what a build without trunk needs).
 fn wasm_bindgen_tools() -> anyhow::Result<WasmToolchain> {
     let wasm = setup::wasm()?;
-    ensure_tool(
-        "wasm-bindgen",
-        "wasm-bindgen-cli",
-        &wasm_bindgen_version()?,
-        false,
-    )?;
+    wasm_bindgen_install()?.finish()?;
     Ok(wasm)
 }
 
@@ -230,15 +299,8 @@ pub fn wasm_kernels(check_only: bool) -> anyhow::Result<()> {
     run(&mut node)
 }
 
-/// A wasm binary of the app crate: built with the `web` profile, bound by wasm-bindgen as an
-/// ES module (`<name>.js`, `<name>_bg.wasm` in `out`) and shrunk by wasm-opt as trunk does
-/// (`data-wasm-opt="z"` with index.html's `data-wasm-opt-params`).
-fn build_wasm_bin(
-    wasm: WasmToolchain,
-    bin: &str,
-    features: &str,
-    out: &Path,
-) -> anyhow::Result<()> {
+/// A wasm binary of the app crate built with the `web` profile; returns the file.
+fn cargo_build_wasm(wasm: WasmToolchain, bin: &str, features: &str) -> anyhow::Result<PathBuf> {
     let mut cargo = wasm.cargo();
     cargo.args([
         "build",
@@ -255,19 +317,33 @@ fn build_wasm_bin(
     ]);
     let target = target_dir_of(&cargo);
     run(&mut cargo)?;
+    Ok(target.join(format!("wasm32-unknown-unknown/{WEB_PROFILE}/{bin}.wasm")))
+}
+
+/// Binds `wasm` with wasm-bindgen as an ES module (`<bin>.js`, `<bin>_bg.wasm` in `out`), then
+/// starts wasm-opt shrinking it as trunk does (`data-wasm-opt="z"` with index.html's
+/// `data-wasm-opt-params`), beside whatever the caller does next.
+fn bind_and_shrink(wasm: &Path, bin: &str, out: &Path) -> anyhow::Result<Background> {
     run(Command::new(cargo_bin().join("wasm-bindgen"))
         .args(["--target", "web", "--no-typescript", "--out-name", bin])
         .arg("--out-dir")
         .arg(out)
-        .arg(target.join(format!("wasm32-unknown-unknown/{WEB_PROFILE}/{bin}.wasm"))))?;
+        .arg(wasm))?;
     let bg = out.join(format!("{bin}_bg.wasm"));
-    run(Command::new(wasm_opt_dir()?.join("wasm-opt"))
-        .arg("-Oz")
-        .args(wasm_opt_params()?)
-        .arg("--output")
-        .arg(&bg)
-        .arg(&bg))
+    Background::spawn(
+        &format!("wasm-opt on {bin}_bg.wasm"),
+        &format!("wasm-opt-{bin}"),
+        Command::new(wasm_opt_dir()?.join("wasm-opt"))
+            .arg("-Oz")
+            .args(wasm_opt_params()?)
+            .arg("--output")
+            .arg(&bg)
+            .arg(&bg),
+    )
 }
+
+/// The features of the learn-live worker's wasm (see [`build_learn_worker`]).
+const LEARN_FEATURES: &str = "learn,webgpu";
 
 /// The learn-live worker (`learn` binary, see app/src/learn.rs) beside the page: its own wasm
 /// with the engine's backward pass, loaded by `learn_loader.js` only when a visitor presses
@@ -275,7 +351,8 @@ fn build_wasm_bin(
 /// it is its own cargo build.
 fn build_learn_worker(wasm: WasmToolchain, out: &Path) -> anyhow::Result<()> {
     step("building the learn-live worker (wasm, training on WebGPU or the CPU; loaded on demand)");
-    build_wasm_bin(wasm, "learn", "learn,webgpu", out)?;
+    let learn = cargo_build_wasm(wasm, "learn", LEARN_FEATURES)?;
+    bind_and_shrink(&learn, "learn", out)?.finish()?;
     copy_worker_script("learn_loader.js", out)
 }
 
@@ -286,14 +363,28 @@ fn copy_worker_script(name: &str, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The page and the learn-live worker with cargo, wasm-bindgen and wasm-opt (trunk's steps).
+/// On 2 cores the wasm builds' serial phases (the link-time optimisation of one codegen unit)
+/// leave a core free: a missing wasm-bindgen CLI compiles beside the page's build, and the
+/// page's wasm-opt runs beside the worker's build.
 fn build_direct(out: &Path) -> anyhow::Result<()> {
-    let wasm = wasm_bindgen_tools()?;
-    step("building the web app (cargo + wasm-bindgen + wasm-opt, profile `web`)");
+    let wasm = setup::wasm()?;
+    let bindgen = wasm_bindgen_install()?;
+    wasm_opt_dir()?;
+    step("building the web app (cargo, profile `web`)");
+    let app = cargo_build_wasm(wasm, "app", "webgpu")?;
+    bindgen.finish()?;
     let _ = std::fs::remove_dir_all(out);
     std::fs::create_dir_all(out)?;
-    build_wasm_bin(wasm, "app", "webgpu", out)?;
+    let app_shrunk = bind_and_shrink(&app, "app", out)?;
+    step("building the learn-live worker (wasm, training on WebGPU or the CPU; loaded on demand)");
+    let learn = cargo_build_wasm(wasm, "learn", LEARN_FEATURES)?;
+    let learn_shrunk = bind_and_shrink(&learn, "learn", out)?;
+    step("wasm-opt");
+    app_shrunk.finish()?;
+    learn_shrunk.finish()?;
     copy_worker_script("encode_worker.js", out)?;
-    build_learn_worker(wasm, out)?;
+    copy_worker_script("learn_loader.js", out)?;
     std::fs::copy(root().join("app/style.css"), out.join("style.css"))?;
     let public = out.join("public");
     std::fs::create_dir_all(&public)?;
