@@ -43,69 +43,14 @@ fn tool_version(program: &Path) -> Option<String> {
         .and_then(|s| s.split_whitespace().nth(1).map(str::to_string))
 }
 
-/// A command running beside the build, its output in a log file (`finish` waits for it and
-/// shows the log's end when it failed); or nothing to wait for.
-struct Background {
-    what: String,
-    child: Option<(std::process::Child, PathBuf)>,
-}
-
-impl Background {
-    fn nothing(what: &str) -> Self {
-        Background {
-            what: what.to_string(),
-            child: None,
-        }
-    }
-
-    fn spawn(what: &str, log_name: &str, cmd: &mut Command) -> anyhow::Result<Self> {
-        let log = std::env::temp_dir().join(format!("ifir-{log_name}.log"));
-        let file = std::fs::File::create(&log)?;
-        cmd.stdout(file.try_clone()?)
-            .stderr(file)
-            .current_dir(root());
-        let child = cmd
-            .spawn()
-            .with_context(|| format!("cannot start {what}"))?;
-        Ok(Background {
-            what: what.to_string(),
-            child: Some((child, log)),
-        })
-    }
-
-    fn finish(self) -> anyhow::Result<()> {
-        let Some((mut child, log)) = self.child else {
-            return Ok(());
-        };
-        let status = child.wait()?;
-        if !status.success() {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = lines[lines.len().saturating_sub(30)..].join("\n");
-            bail!(
-                "{} failed ({status}); the end of {}:\n{tail}",
-                self.what,
-                log.display()
-            );
-        }
-        Ok(())
-    }
-}
-
-/// Starts installing `crate_name` at `version` with `cargo install` unless `program` at that
-/// version is in cargo's bin folder (crates.io is the only place it comes from).
-fn install_tool(
-    program: &'static str,
-    crate_name: &str,
-    version: &str,
-    locked: bool,
-) -> anyhow::Result<Background> {
-    let what = format!("installing {crate_name} {version}");
+/// Installs `crate_name` at `version` with `cargo install` unless `program` at that version
+/// is in cargo's bin folder (crates.io is the only place it comes from).
+fn ensure_tool(program: &str, crate_name: &str, version: &str, locked: bool) -> anyhow::Result<()> {
     if tool_version(&cargo_bin().join(program)).as_deref() == Some(version) {
         println!("tools: {program} {version} present");
-        return Ok(Background::nothing(&what));
+        return Ok(());
     }
-    println!("tools: {what} with cargo install (a few minutes, once; beside the build)");
+    println!("tools: installing {crate_name} {version} with cargo install (a few minutes, once)");
     let mut c = cargo();
     c.args(["install", crate_name, "--version", &format!("={version}")]);
     if locked {
@@ -113,33 +58,18 @@ fn install_tool(
     }
     // Its own target folder: the tools do not share features with the workspace.
     c.env_remove("CARGO_TARGET_DIR");
-    Background::spawn(&what, &format!("install-{program}"), &mut c)
-}
-
-/// Installs a tool now (see [`install_tool`]).
-fn ensure_tool(
-    program: &'static str,
-    crate_name: &str,
-    version: &str,
-    locked: bool,
-) -> anyhow::Result<()> {
-    install_tool(program, crate_name, version, locked)?.finish()
-}
-
-/// The wasm-bindgen CLI matching Cargo.lock, installing in the background when missing.
-fn wasm_bindgen_install() -> anyhow::Result<Background> {
-    install_tool(
-        "wasm-bindgen",
-        "wasm-bindgen-cli",
-        &wasm_bindgen_version()?,
-        false,
-    )
+    run(&mut c)
 }
 
 /// The wasm32 std and the wasm-bindgen CLI matching Cargo.lock (what a build without trunk needs).
 fn wasm_bindgen_tools() -> anyhow::Result<WasmToolchain> {
     let wasm = setup::wasm()?;
-    wasm_bindgen_install()?.finish()?;
+    ensure_tool(
+        "wasm-bindgen",
+        "wasm-bindgen-cli",
+        &wasm_bindgen_version()?,
+        false,
+    )?;
     Ok(wasm)
 }
 
@@ -222,12 +152,19 @@ impl Builder {
 /// Builds the static site into `out`: the app (release), then each model exported with int8
 /// weights under `models/<key>/` and `models/index.json` listing sizes and sha256.
 pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow::Result<()> {
-    match builder {
+    let wasm = build_page(out, models, builder)?;
+    build_learn_worker(wasm, out)?;
+    report_sizes(out)
+}
+
+/// The site without the learn-live worker: the page (with trunk or directly) and the models.
+fn build_page(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow::Result<WasmToolchain> {
+    let wasm = match builder {
         Builder::Trunk => build_with_trunk(out)?,
         Builder::Direct => build_direct(out)?,
-    }
+    };
     export_models(out, models)?;
-    report_sizes(out)
+    Ok(wasm)
 }
 
 /// The debug trainer the tests build (see [`build_test_trainer`]), started in the workspace.
@@ -320,26 +257,22 @@ fn cargo_build_wasm(wasm: WasmToolchain, bin: &str, features: &str) -> anyhow::R
     Ok(target.join(format!("wasm32-unknown-unknown/{WEB_PROFILE}/{bin}.wasm")))
 }
 
-/// Binds `wasm` with wasm-bindgen as an ES module (`<bin>.js`, `<bin>_bg.wasm` in `out`), then
-/// starts wasm-opt shrinking it as trunk does (`data-wasm-opt="z"` with index.html's
-/// `data-wasm-opt-params`), beside whatever the caller does next.
-fn bind_and_shrink(wasm: &Path, bin: &str, out: &Path) -> anyhow::Result<Background> {
+/// Binds `wasm` with wasm-bindgen as an ES module (`<bin>.js`, `<bin>_bg.wasm` in `out`) and
+/// shrinks it with wasm-opt as trunk does (`data-wasm-opt="z"` with index.html's
+/// `data-wasm-opt-params`).
+fn bind_and_shrink(wasm: &Path, bin: &str, out: &Path) -> anyhow::Result<()> {
     run(Command::new(cargo_bin().join("wasm-bindgen"))
         .args(["--target", "web", "--no-typescript", "--out-name", bin])
         .arg("--out-dir")
         .arg(out)
         .arg(wasm))?;
     let bg = out.join(format!("{bin}_bg.wasm"));
-    Background::spawn(
-        &format!("wasm-opt on {bin}_bg.wasm"),
-        &format!("wasm-opt-{bin}"),
-        Command::new(wasm_opt_dir()?.join("wasm-opt"))
-            .arg("-Oz")
-            .args(wasm_opt_params()?)
-            .arg("--output")
-            .arg(&bg)
-            .arg(&bg),
-    )
+    run(Command::new(wasm_opt_dir()?.join("wasm-opt"))
+        .arg("-Oz")
+        .args(wasm_opt_params()?)
+        .arg("--output")
+        .arg(&bg)
+        .arg(&bg))
 }
 
 /// The features of the learn-live worker's wasm (see [`build_learn_worker`]).
@@ -352,7 +285,8 @@ const LEARN_FEATURES: &str = "learn,webgpu";
 fn build_learn_worker(wasm: WasmToolchain, out: &Path) -> anyhow::Result<()> {
     step("building the learn-live worker (wasm, training on WebGPU or the CPU; loaded on demand)");
     let learn = cargo_build_wasm(wasm, "learn", LEARN_FEATURES)?;
-    bind_and_shrink(&learn, "learn", out)?.finish()?;
+    bind_and_shrink(&learn, "learn", out)?;
+    // The loader last: a page served meanwhile finds no worker until its files are whole.
     copy_worker_script("learn_loader.js", out)
 }
 
@@ -363,28 +297,16 @@ fn copy_worker_script(name: &str, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The page and the learn-live worker with cargo, wasm-bindgen and wasm-opt (trunk's steps).
-/// On 2 cores the wasm builds' serial phases (the link-time optimisation of one codegen unit)
-/// leave a core free: a missing wasm-bindgen CLI compiles beside the page's build, and the
-/// page's wasm-opt runs beside the worker's build.
-fn build_direct(out: &Path) -> anyhow::Result<()> {
-    let wasm = setup::wasm()?;
-    let bindgen = wasm_bindgen_install()?;
+/// The page with cargo, wasm-bindgen and wasm-opt (trunk's steps, without trunk).
+fn build_direct(out: &Path) -> anyhow::Result<WasmToolchain> {
+    let wasm = wasm_bindgen_tools()?;
     wasm_opt_dir()?;
-    step("building the web app (cargo, profile `web`)");
+    step("building the web app (cargo + wasm-bindgen + wasm-opt, profile `web`)");
     let app = cargo_build_wasm(wasm, "app", "webgpu")?;
-    bindgen.finish()?;
     let _ = std::fs::remove_dir_all(out);
     std::fs::create_dir_all(out)?;
-    let app_shrunk = bind_and_shrink(&app, "app", out)?;
-    step("building the learn-live worker (wasm, training on WebGPU or the CPU; loaded on demand)");
-    let learn = cargo_build_wasm(wasm, "learn", LEARN_FEATURES)?;
-    let learn_shrunk = bind_and_shrink(&learn, "learn", out)?;
-    step("wasm-opt");
-    app_shrunk.finish()?;
-    learn_shrunk.finish()?;
+    bind_and_shrink(&app, "app", out)?;
     copy_worker_script("encode_worker.js", out)?;
-    copy_worker_script("learn_loader.js", out)?;
     std::fs::copy(root().join("app/style.css"), out.join("style.css"))?;
     let public = out.join("public");
     std::fs::create_dir_all(&public)?;
@@ -403,7 +325,7 @@ fn build_direct(out: &Path) -> anyhow::Result<()> {
         "    <link rel=\"stylesheet\" href=\"./style.css\" />\n    <script type=\"module\">import init from './app.js'; init();</script>\n  </head>",
     );
     std::fs::write(out.join("index.html"), html)?;
-    Ok(())
+    Ok(wasm)
 }
 
 /// The wasm-opt arguments index.html gives trunk (`data-wasm-opt-params`).
@@ -418,7 +340,7 @@ fn wasm_opt_params() -> anyhow::Result<Vec<String>> {
     Ok(params.split_whitespace().map(str::to_string).collect())
 }
 
-fn build_with_trunk(out: &Path) -> anyhow::Result<()> {
+fn build_with_trunk(out: &Path) -> anyhow::Result<WasmToolchain> {
     let wasm = tools()?;
     step("building the web app (trunk: profile `web`, wasm-opt)");
 
@@ -437,7 +359,7 @@ fn build_with_trunk(out: &Path) -> anyhow::Result<()> {
     run(&mut trunk)?;
     // trunk builds the page; the worker is built the direct way (`trunk serve` has no learn
     // live: `cargo xtask dist` builds it).
-    build_learn_worker(wasm, out)
+    Ok(wasm)
 }
 
 /// The models' files as the page downloads them: int8 matrices with row scales (the engine's
@@ -627,12 +549,11 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-/// `cargo xtask dist`: the static site in `dist/`.
-pub fn dist(extra_models: &[PathBuf]) -> anyhow::Result<PathBuf> {
+/// The models `dist` and `demo` serve: the default one, the recipe's when it exists
+/// (`cargo xtask recipe`), and `extra_models`.
+fn served_models(extra_models: &[PathBuf]) -> anyhow::Result<Vec<SiteModel>> {
     let model = crate::model::fetch_default()?;
-    let out = root().join("dist");
     let mut extra = extra_models.to_vec();
-    // The recipe's model (`cargo xtask recipe`) joins the model picker whenever it exists.
     let recipe_model = root().join(RECIPE_MODEL);
     if recipe_model.join("model.safetensors").is_file()
         && !extra.iter().any(|m| same_dir(m, &recipe_model))
@@ -640,7 +561,13 @@ pub fn dist(extra_models: &[PathBuf]) -> anyhow::Result<PathBuf> {
         println!("adding the recipe's model {RECIPE_MODEL} to the model picker");
         extra.push(recipe_model);
     }
-    build_site(&out, &site_models(model, &extra)?, Builder::for_demo())?;
+    site_models(model, &extra)
+}
+
+/// `cargo xtask dist`: the static site in `dist/`.
+pub fn dist(extra_models: &[PathBuf]) -> anyhow::Result<PathBuf> {
+    let out = root().join("dist");
+    build_site(&out, &served_models(extra_models)?, Builder::for_demo())?;
     println!(
         "\nstatic site written to {} (serve it from any static host; no special headers needed)",
         out.display()
@@ -648,13 +575,22 @@ pub fn dist(extra_models: &[PathBuf]) -> anyhow::Result<PathBuf> {
     Ok(out)
 }
 
-/// `cargo xtask demo`: build the site and serve it on 127.0.0.1:8080.
+/// `cargo xtask demo`: builds the page and serves it on 127.0.0.1:`port` as soon as it is
+/// whole, then builds the learn-live worker beside it (a few minutes on a first run; "Train"
+/// says so until then).
 pub fn demo(extra_models: &[PathBuf], port: u16) -> anyhow::Result<()> {
-    let out = dist(extra_models)?;
     let listener = TcpListener::bind(("127.0.0.1", port))
         .with_context(|| format!("cannot listen on 127.0.0.1:{port} (in use? pass --port)"))?;
+    let out = root().join("dist");
+    // A worker left from an earlier build would not match the new page.
+    let _ = std::fs::remove_file(out.join("learn_loader.js"));
+    let wasm = build_page(&out, &served_models(extra_models)?, Builder::for_demo())?;
+    let served = out.clone();
+    let server = std::thread::spawn(move || serve(&served, listener));
     println!("\nthe demo is ready: open http://127.0.0.1:{port}/ (Ctrl-C stops the server)");
-    serve(&out, listener);
+    build_learn_worker(wasm, &out)?;
+    println!("learn live is ready too (the page's \"Train\" button)");
+    let _ = server.join();
     Ok(())
 }
 

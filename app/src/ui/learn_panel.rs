@@ -113,7 +113,13 @@ impl Learn {
         }
         self.phase.set(Phase::Starting);
         let on_reply = move |text: String| self.on_reply(p, w, &text);
-        let on_error = move |e: String| self.phase.set(Phase::Failed(e));
+        let on_error = move |e: String| {
+            self.reset();
+            self.phase.set(Phase::Failed(format!(
+                "{e} (right after a first `cargo xtask demo`, the training worker may still be \
+                 building: try again in a few minutes)"
+            )));
+        };
         match web::learn_worker(on_reply, on_error) {
             Ok(worker) => self.worker.set_value(Some(worker)),
             Err(e) => self.phase.set(Phase::Failed(e)),
