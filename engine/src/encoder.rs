@@ -181,24 +181,16 @@ impl Encoder {
     /// [`QueryTemplate`].
     pub fn from_files(files: &ModelFiles, device: &Device) -> Result<Self> {
         let config = ModelConfig::from_files(files)?;
-        let tokenizer = TextTokenizer::from_bytes(
-            files.required(TOKENIZER_JSON, "tokenizer")?,
-            &files.path_of(TOKENIZER_JSON),
-            config.max_seq_length,
-        )?;
         let model = BertModel::from_files(files, &config.bert, device)?;
-        let interaction =
-            Interaction::from_files(files, config.bert.hidden_size, device)?.unwrap_or_default();
-        Ok(Encoder {
-            model,
-            tokenizer,
+        let interaction = Interaction::from_files(files, config.bert.hidden_size, device)?;
+        Self::assemble(
+            files,
             config,
-            device: device.clone(),
-            fingerprint: files.fingerprint(),
+            model,
             interaction,
-            batch_size: DEFAULT_BATCH_SIZE,
-            pause: None,
-        })
+            device,
+            files.fingerprint(),
+        )
     }
 
     /// An encoder over `model`, already on `device` (a model being trained, at its current
@@ -213,6 +205,18 @@ impl Encoder {
         fingerprint: String,
     ) -> Result<Self> {
         let config = ModelConfig::from_files(files)?;
+        Self::assemble(files, config, model, interaction, device, fingerprint)
+    }
+
+    /// The encoder of `model` with `files`' tokenizer (the one place both constructors meet).
+    fn assemble(
+        files: &ModelFiles,
+        config: ModelConfig,
+        model: BertModel,
+        interaction: Option<Interaction>,
+        device: &Device,
+        fingerprint: String,
+    ) -> Result<Self> {
         let tokenizer = TextTokenizer::from_bytes(
             files.required(TOKENIZER_JSON, "tokenizer")?,
             &files.path_of(TOKENIZER_JSON),
