@@ -555,49 +555,57 @@ fn set_corpus(p: Page, key: &str) {
     p.corpus.set(passages);
 }
 
+impl Page {
+    /// The page's signals at start: the URL's state, its demo topic or the whole demo corpus
+    /// (a user corpus is not in the URL).
+    fn new(url: &UrlState, set: &EvalSet) -> Page {
+        // A demo topic from the URL, else the whole demo corpus (a user corpus is not in it).
+        let (start_key, start_corpus) = match demo_corpus(&set.corpus, &url.corpus) {
+            Some(part) => (url.corpus.clone(), part),
+            None => ("demo".to_string(), set.corpus.clone()),
+        };
+        Page {
+            files: StoredValue::new_local(None),
+            corpus_worker: StoredValue::new_local(None),
+            encoder: RwSignal::new_local(None),
+            status: RwSignal::new(Status::Loading),
+            ready: RwSignal::new(false),
+            error: RwSignal::new(None),
+            cache_note: RwSignal::new(String::new()),
+            corpus_note: RwSignal::new(String::new()),
+            progress: RwSignal::new(None),
+            backend: RwSignal::new(BackendKind::Cpu),
+            backend_choice: RwSignal::new(url.backend.clone()),
+            webgpu: RwSignal::new(false),
+            models: RwSignal::new(Vec::new()),
+            model_key: RwSignal::new(url.model.clone()),
+            corpus_key: RwSignal::new(start_key),
+            corpus: RwSignal::new(start_corpus),
+            custom: RwSignal::new(Vec::new()),
+            qid: RwSignal::new(String::new()),
+            query: RwSignal::new(String::new()),
+            instruction: RwSignal::new(String::new()),
+            reversed: RwSignal::new(String::new()),
+            judgments: RwSignal::new(Judgments::default()),
+            teach: RwSignal::new(url.teach),
+            train: RwSignal::new(url.train),
+            cpu_precision: if url.cpu_f32 {
+                engine::Precision::F32
+            } else {
+                engine::Precision::Int8
+            },
+            explained: RwSignal::new(None),
+            tour: RwSignal::new(None),
+        }
+    }
+}
+
 /// The page.
 #[component]
 pub fn App() -> impl IntoView {
     let url = UrlState::from_query_string(&web::location_search());
     let set = demo();
-    // A demo topic from the URL, else the whole demo corpus (a user corpus is not in it).
-    let (start_key, start_corpus) = match demo_corpus(&set.corpus, &url.corpus) {
-        Some(part) => (url.corpus.clone(), part),
-        None => ("demo".to_string(), set.corpus.clone()),
-    };
-    let p = Page {
-        files: StoredValue::new_local(None),
-        corpus_worker: StoredValue::new_local(None),
-        encoder: RwSignal::new_local(None),
-        status: RwSignal::new(Status::Loading),
-        ready: RwSignal::new(false),
-        error: RwSignal::new(None),
-        cache_note: RwSignal::new(String::new()),
-        corpus_note: RwSignal::new(String::new()),
-        progress: RwSignal::new(None),
-        backend: RwSignal::new(BackendKind::Cpu),
-        backend_choice: RwSignal::new(url.backend.clone()),
-        webgpu: RwSignal::new(false),
-        models: RwSignal::new(Vec::new()),
-        model_key: RwSignal::new(url.model.clone()),
-        corpus_key: RwSignal::new(start_key),
-        corpus: RwSignal::new(start_corpus),
-        custom: RwSignal::new(Vec::new()),
-        qid: RwSignal::new(String::new()),
-        query: RwSignal::new(String::new()),
-        instruction: RwSignal::new(String::new()),
-        reversed: RwSignal::new(String::new()),
-        judgments: RwSignal::new(Judgments::default()),
-        teach: RwSignal::new(url.teach),
-        train: RwSignal::new(url.train),
-        cpu_precision: if url.cpu_f32 {
-            engine::Precision::F32
-        } else {
-            engine::Precision::Int8
-        },
-        explained: RwSignal::new(None),
-        tour: RwSignal::new(None),
-    };
+    let p = Page::new(&url, &set);
     // Initial example: the URL's, else the first demo query.
     let qid = if url.qid.is_empty() && url.query.is_empty() {
         set.queries[0].id.clone()
