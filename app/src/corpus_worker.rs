@@ -1,32 +1,37 @@
-//! Corpus encoding on the CPU in a Web Worker (wasm32 only), so the page's thread stays free
-//! for typing and painting however slow the machine: on the page's thread the encoder had to
+//! Corpus encoding on the CPU in Web Workers (wasm32 only), so the page's thread stays free
+//! for typing and painting however slow the machine (on the page's thread the encoder had to
 //! pause after every layer of a 4-passage batch and still held it for 100-300 ms on a loaded
-//! machine.
+//! machine), and so that a machine with several cores encodes on several: wasm threads would
+//! need cross-origin isolation (COOP/COEP headers) that a docs site embedding the demo cannot
+//! promise, while workers that each hold the model need nothing from the host.
 //!
-//! The worker runs the page's own wasm (`app.js`, already downloaded and compiled: no extra
+//! Each worker runs the page's own wasm (`app.js`, already downloaded and compiled: no extra
 //! download): its `main` finds no window and listens instead of mounting the page. It holds
-//! its own encoder (the same files and arithmetic as the page's), encodes a corpus in large
-//! length-sorted batches without pausing, posts progress after each chunk, and sends the
-//! embeddings back as one `Float32Array`. Queries stay on the page's thread (one short batch).
+//! its own encoder (the same files and arithmetic as the page's) and encodes the chunks of
+//! passages it is sent, in length-sorted batches without pausing. The page deals the corpus
+//! out longest first, a chunk to whichever worker is free, so the workers finish together and
+//! each chunk's batches pad little. Queries stay on the page's thread (one short batch).
 //!
 //! Messages are `[json, payload]`: `load` with the model files (`{path: Uint8Array}`),
-//! `encode` with the texts (an array of strings); replies `loaded`, `progress`, `encoded` with
-//! the embeddings, or `failed`.
+//! `encode` with the texts (an array of strings); replies `loaded`, `encoded` with the
+//! embeddings, or `failed`.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 use engine::{Embeddings, Encoder, ModelFiles, Precision};
+
+use crate::state::MAX_CORPUS_WORKERS;
 use js_sys::{Array, Float32Array, Object, Promise, Uint8Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-/// Passages per encoder call (the encoder sorts each call's texts by length into batches):
-/// progress is posted after each.
-const CHUNK: usize = 32;
+/// Passages per message to a worker (the encoder sorts each chunk by length into batches):
+/// the page's progress moves after each, and the last chunks keep every worker busy.
+const CHUNK: usize = 16;
 
 /// Passages per forward pass in the worker: the attention scores of a batch of long passages
 /// grow with its size, and wasm memory never shrinks back.
@@ -51,14 +56,8 @@ enum Reply {
     Listening,
     /// The encoder is built (in `ms`).
     Loaded { ms: f64 },
-    /// `done` of `total` passages encoded.
-    Progress { done: usize, total: usize },
-    /// All encoded (the embeddings beside the message); the worker's wasm memory in bytes.
-    Encoded {
-        dim: usize,
-        ms: f64,
-        memory_bytes: f64,
-    },
+    /// The texts encoded (the embeddings beside the message); the worker's wasm memory in bytes.
+    Encoded { dim: usize, memory_bytes: f64 },
     /// What went wrong.
     Failed { error: String },
 }
@@ -133,34 +132,43 @@ fn load(files: &JsValue, int8: bool) -> engine::Result<Encoder> {
         encoder.set_precision(Precision::Int8)?;
     }
     encoder.batch_size = BATCH;
+    warm_up(&encoder)?;
     Ok(encoder)
 }
 
-fn encode(encoder: &Encoder, texts: &[String], send: &dyn Fn(&Reply, Option<&JsValue>)) {
-    let started = js_sys::Date::now();
-    let mut data = Vec::with_capacity(texts.len() * encoder.dim());
-    for (i, chunk) in texts.chunks(CHUNK).enumerate() {
-        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        match encoder.encode(&refs) {
-            Ok(e) => data.extend(e.data),
-            Err(e) => {
-                return send(
-                    &Reply::Failed {
-                        error: e.to_string(),
-                    },
-                    None,
-                )
-            }
-        }
-        let done = (i * CHUNK + chunk.len()).min(texts.len());
-        send(
-            &Reply::Progress {
-                done,
-                total: texts.len(),
-            },
-            None,
-        );
+/// Runs the encoder over one text of each length from 2 to 13 tokens, before any corpus.
+///
+/// V8 compiles the wasm in two tiers, and its optimising tier inlines a `call_indirect` target
+/// it has seen at that call site. burn-flex's f32 GEMM (every product in f32 arithmetic, the
+/// attention products in int8) picks its micro-kernel through a function table by the tile's
+/// remainders; when a batch of a new shape calls a target the optimised code did not inline,
+/// V8 deoptimises it, and in Chromium 156 the worker then ran 2.8x slower for the rest of the
+/// corpus (f32 arithmetic: 51 s instead of 21 s; the same with `--js-flags=--no-wasm-inlining-call-indirect`:
+/// 21 s). Passes over every remainder of rows (mod 12) and columns (mod 4) while the code is
+/// still in the baseline tier make each call site's targets many from the start, so the
+/// optimising tier does not bet on one.
+fn warm_up(encoder: &Encoder) -> engine::Result<()> {
+    let mut text = String::new();
+    for _ in 0..12 {
+        encoder.encode(&[text.as_str()])?;
+        text.push_str(" a");
     }
+    Ok(())
+}
+
+fn encode(encoder: &Encoder, texts: &[String], send: &dyn Fn(&Reply, Option<&JsValue>)) {
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let embeddings = match encoder.encode(&refs) {
+        Ok(e) => e,
+        Err(e) => {
+            return send(
+                &Reply::Failed {
+                    error: e.to_string(),
+                },
+                None,
+            )
+        }
+    };
     let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
     let memory_bytes = memory
         .buffer()
@@ -168,14 +176,118 @@ fn encode(encoder: &Encoder, texts: &[String], send: &dyn Fn(&Reply, Option<&JsV
         .byte_length() as f64;
     let reply = Reply::Encoded {
         dim: encoder.dim(),
-        ms: js_sys::Date::now() - started,
         memory_bytes,
     };
-    send(&reply, Some(&Float32Array::from(data.as_slice()).into()));
+    let data = Float32Array::from(embeddings.data.as_slice());
+    send(&reply, Some(&data.into()));
+}
+
+/// Page side: workers holding one model's encoder, which encode a corpus together.
+pub struct CorpusWorkers {
+    workers: Vec<CorpusWorker>,
+}
+
+impl CorpusWorkers {
+    /// How many workers this machine affords: one per core the browser reports
+    /// (`navigator.hardwareConcurrency`), at most [`MAX_CORPUS_WORKERS`], and one per 2 GB of
+    /// memory where the browser says (`navigator.deviceMemory`, Chromium only): each worker
+    /// holds a copy of the model.
+    pub fn affordable() -> usize {
+        let Some(navigator) = web_sys::window().map(|w| w.navigator()) else {
+            return 1;
+        };
+        let cores = navigator.hardware_concurrency() as usize;
+        let memory_gb = js_sys::Reflect::get(&navigator, &JsValue::from_str("deviceMemory"))
+            .ok()
+            .and_then(|v| v.as_f64());
+        let by_memory = memory_gb.map_or(usize::MAX, |gb| (gb / 2.0) as usize);
+        cores.min(by_memory).clamp(1, MAX_CORPUS_WORKERS)
+    }
+
+    /// Starts `count` workers together, each building `files`' encoder (int8 dense layers when
+    /// `int8`); returns them with the milliseconds from start to all ready.
+    pub async fn start(
+        files: &ModelFiles,
+        int8: bool,
+        count: usize,
+    ) -> Result<(Self, f64), String> {
+        let started = js_sys::Date::now();
+        let starts = (0..count.max(1)).map(|_| CorpusWorker::start(files, int8));
+        let workers = futures::future::try_join_all(starts).await?;
+        Ok((CorpusWorkers { workers }, js_sys::Date::now() - started))
+    }
+
+    /// Number of workers.
+    pub fn len(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Encodes `texts` into rows of `dim` (in input order), reporting `progress(done, total)`
+    /// after each chunk; returns the embeddings and the workers' memory in bytes, together.
+    pub async fn encode<'a>(
+        &self,
+        texts: &'a [String],
+        dim: usize,
+        progress: impl FnMut(usize, usize) + 'a,
+    ) -> Result<(Embeddings, f64), String> {
+        let order = longest_first(texts);
+        let deal = Deal {
+            texts,
+            dim,
+            chunks: RefCell::new(order.chunks(CHUNK).collect()),
+            out: RefCell::new(Embeddings::zeros(texts.len(), dim)),
+            done: Default::default(),
+            progress: RefCell::new(Box::new(progress)),
+        };
+        let runs = self.workers.iter().map(|worker| deal.run(worker));
+        let memory = futures::future::try_join_all(runs).await?;
+        Ok((deal.out.into_inner(), memory.iter().sum()))
+    }
+}
+
+/// A corpus dealt out in chunks to whichever worker is free.
+struct Deal<'a> {
+    texts: &'a [String],
+    dim: usize,
+    /// Row indices of the chunks not yet taken, in the order to take them.
+    chunks: RefCell<VecDeque<&'a [usize]>>,
+    out: RefCell<Embeddings>,
+    /// Passages encoded so far.
+    done: std::cell::Cell<usize>,
+    /// Told `(done, total)` after each chunk.
+    progress: RefCell<Box<dyn FnMut(usize, usize) + 'a>>,
+}
+
+impl Deal<'_> {
+    /// `worker` takes chunks until none is left; returns its memory in bytes.
+    async fn run(&self, worker: &CorpusWorker) -> Result<f64, String> {
+        let mut memory = 0.0;
+        loop {
+            let Some(rows) = self.chunks.borrow_mut().pop_front() else {
+                return Ok(memory);
+            };
+            let chunk: Vec<&str> = rows.iter().map(|&i| self.texts[i].as_str()).collect();
+            let (embeddings, bytes) = worker.encode(&chunk, self.dim).await?;
+            memory = bytes;
+            self.out
+                .borrow_mut()
+                .set_rows(rows, &embeddings.data, false);
+            self.done.set(self.done.get() + rows.len());
+            (self.progress.borrow_mut())(self.done.get(), self.texts.len());
+        }
+    }
+}
+
+/// Indices of `texts`, longest first (by bytes: a proxy for tokens that costs nothing on the
+/// page's thread); ties keep input order.
+fn longest_first(texts: &[String]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+    order
 }
 
 /// Page side: a worker holding one model's encoder.
-pub struct CorpusWorker {
+struct CorpusWorker {
     worker: web_sys::Worker,
     inbox: Rc<Inbox>,
 }
@@ -202,10 +314,8 @@ impl Inbox {
 }
 
 impl CorpusWorker {
-    /// Starts a worker and builds `files`' encoder in it (int8 dense layers when `int8`);
-    /// returns it with the milliseconds it took from start to ready.
-    pub async fn start(files: &ModelFiles, int8: bool) -> Result<(Self, f64), String> {
-        let started = js_sys::Date::now();
+    /// Starts a worker and builds `files`' encoder in it (int8 dense layers when `int8`).
+    async fn start(files: &ModelFiles, int8: bool) -> Result<Self, String> {
         let options = web_sys::WorkerOptions::new();
         options.set_type(web_sys::WorkerType::Module);
         let worker =
@@ -256,7 +366,7 @@ impl CorpusWorker {
             .post_message(&message)
             .map_err(|e| format!("{e:?}"))?;
         match this.reply().await? {
-            (Reply::Loaded { .. }, _) => Ok((this, js_sys::Date::now() - started)),
+            (Reply::Loaded { .. }, _) => Ok(this),
             _ => Err("the encoding worker answered out of turn".into()),
         }
     }
@@ -274,35 +384,29 @@ impl CorpusWorker {
         }
     }
 
-    /// Encodes `texts` (in order), reporting `progress(done, total)`; returns the embeddings
-    /// and the worker's memory in bytes.
-    pub async fn encode(
-        &self,
-        texts: &[String],
-        mut progress: impl FnMut(usize, usize),
-    ) -> Result<(Embeddings, f64), String> {
+    /// Encodes `texts` (in order) into rows of `dim`; returns them with the worker's memory
+    /// in bytes.
+    async fn encode(&self, texts: &[&str], dim: usize) -> Result<(Embeddings, f64), String> {
         let list: Array = texts.iter().map(|t| JsValue::from_str(t)).collect();
         let message = Array::of2(&json(&Request::Encode), &list);
         self.worker
             .post_message(&message)
             .map_err(|e| format!("{e:?}"))?;
-        loop {
-            match self.reply().await? {
-                (Reply::Progress { done, total }, _) => progress(done, total),
-                (
-                    Reply::Encoded {
-                        dim, memory_bytes, ..
-                    },
-                    data,
-                ) => {
-                    let data = Float32Array::new(&data).to_vec();
-                    if data.len() != texts.len() * dim {
-                        return Err("the encoding worker sent embeddings of another size".into());
-                    }
-                    return Ok((Embeddings { dim, data }, memory_bytes));
+        match self.reply().await? {
+            (
+                Reply::Encoded {
+                    dim: d,
+                    memory_bytes,
+                },
+                data,
+            ) => {
+                let data = Float32Array::new(&data).to_vec();
+                if d != dim || data.len() != texts.len() * dim {
+                    return Err("the encoding worker sent embeddings of another size".into());
                 }
-                _ => return Err("the encoding worker answered out of turn".into()),
+                Ok((Embeddings { dim, data }, memory_bytes))
             }
+            _ => Err("the encoding worker answered out of turn".into()),
         }
     }
 }

@@ -9,7 +9,7 @@
 //! * [`learn`]: learn live, the page's training worker (its protocol, and with the `learn`
 //!   feature what the worker computes);
 //! * `web` and `ui` (wasm32 only): browser plumbing and the leptos components;
-//!   `corpus_worker` (wasm32): CPU corpus encoding in a Web Worker running this same wasm;
+//!   `corpus_worker` (wasm32): CPU corpus encoding in Web Workers running this same wasm;
 //!   `worker` (wasm32, `learn`): the learn-live worker's message loop.
 
 #![deny(missing_docs)]
@@ -44,7 +44,7 @@ pub fn run_static_constructors() {
 }
 
 /// Mounts the page on `<body>`; in a Web Worker (no window) listens as the page's corpus
-/// encoder instead (`corpus_worker`: the same wasm, so the worker costs no download).
+/// encoder instead (`corpus_worker`: the same wasm, so a worker costs no download).
 #[cfg(target_arch = "wasm32")]
 pub fn start() {
     console_error_panic_hook::set_once();

@@ -438,6 +438,10 @@ pub fn demo_corpus(corpus: &[Passage], key: &str) -> Option<Vec<Passage>> {
     (!part.is_empty()).then_some(part)
 }
 
+/// The most Web Workers that encode a corpus on the CPU: each holds its own copy of the model
+/// (about 220 MB of wasm memory at the page's batch size).
+pub const MAX_CORPUS_WORKERS: usize = 4;
+
 /// What the URL holds: enough to reproduce the page exactly.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UrlState {
@@ -458,6 +462,9 @@ pub struct UrlState {
     /// Arithmetic of the CPU backend's dense layers: `f32` when the URL asks for it, else
     /// int8 (`engine::int8`, WebAssembly SIMD), the faster one.
     pub cpu_f32: bool,
+    /// Web Workers that encode a corpus on the CPU (`workers=N`, 1 to
+    /// [`MAX_CORPUS_WORKERS`]); `None`: as many as the machine affords.
+    pub workers: Option<usize>,
     /// Whether teach mode is on.
     pub teach: bool,
     /// Whether the learn-live panel ("Train") shows outside teach mode (`train=1`; embeds set
@@ -492,6 +499,9 @@ impl UrlState {
         if self.cpu_f32 {
             parts.push("precision=f32".into());
         }
+        if let Some(n) = self.workers {
+            parts.push(format!("workers={n}"));
+        }
         parts.join("&")
     }
 
@@ -511,6 +521,12 @@ impl UrlState {
                 "teach" => state.teach = v == "1" || v == "true",
                 "train" => state.train = v == "1" || v == "true",
                 "precision" => state.cpu_f32 = v == "f32",
+                "workers" => {
+                    state.workers = v
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=MAX_CORPUS_WORKERS).contains(n))
+                }
                 _ => {}
             }
         }
@@ -671,6 +687,7 @@ mod tests {
             teach: true,
             train: true,
             cpu_f32: true,
+            workers: Some(2),
         };
         let qs = s.to_query_string();
         assert!(!qs.contains(' ') && !qs.contains('#') && !qs.contains("r="));
@@ -689,5 +706,10 @@ mod tests {
         assert!(!UrlState::default().to_query_string().contains("precision"));
         assert!(UrlState::from_query_string("train=1").train);
         assert!(!UrlState::from_query_string("train=0").train);
+        // Worker counts outside 1..=MAX_CORPUS_WORKERS are the machine's choice.
+        assert_eq!(UrlState::from_query_string("workers=1").workers, Some(1));
+        for bad in ["workers=0", "workers=9", "workers=two", "workers="] {
+            assert_eq!(UrlState::from_query_string(bad).workers, None, "{bad}");
+        }
     }
 }

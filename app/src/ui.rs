@@ -3,8 +3,9 @@
 //! signals and the browser.
 //!
 //! Work that takes long runs off the page's thread or in small steps: on the CPU the corpus is
-//! encoded in a Web Worker running this same wasm (`crate::corpus_worker`: its own copy of
-//! the model in memory, no extra download); on WebGPU, where the GPU does the work, as async
+//! encoded in Web Workers running this same wasm, one per core the machine affords
+//! (`crate::corpus_worker`: each its own copy of the model in memory, no extra download); on
+//! WebGPU, where the GPU does the work, as async
 //! tasks that yield to the event loop between small steps (see [`crate::session::steps`]).
 //! Learn live trains in a second worker with its own wasm (`learn_panel`).
 
@@ -16,7 +17,7 @@ use engine::{BackendKind, Encoder, ModelFiles};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::corpus_worker::CorpusWorker;
+use crate::corpus_worker::CorpusWorkers;
 use crate::models::{self, human_bytes, ServedModel};
 use crate::session::Session;
 use crate::state::{
@@ -61,16 +62,16 @@ impl std::fmt::Display for Status {
     }
 }
 
-/// The CPU encoding worker with the page encoder whose model it holds.
-type WorkerOf = (Rc<Encoder>, Rc<CorpusWorker>);
+/// The CPU encoding workers with the page encoder whose model they hold.
+type WorkersOf = (Rc<Encoder>, Rc<CorpusWorkers>);
 
 /// Every signal of the page, handed to the components as leptos context.
 #[derive(Clone, Copy)]
 struct Page {
     /// The downloaded model files, kept to rebuild the encoder on another backend.
     files: StoredValue<Option<Rc<ModelFiles>>, LocalStorage>,
-    /// The CPU encoding worker and the page encoder it mirrors (a new encoder, a new worker).
-    corpus_worker: StoredValue<Option<WorkerOf>, LocalStorage>,
+    /// The CPU encoding workers and the page encoder they mirror (a new encoder, new workers).
+    corpus_workers: StoredValue<Option<WorkersOf>, LocalStorage>,
     /// The encoder on the active backend, once built.
     encoder: RwSignal<Option<Rc<Encoder>>, LocalStorage>,
     status: RwSignal<Status>,
@@ -98,6 +99,9 @@ struct Page {
     train: RwSignal<bool>,
     /// The CPU backend's arithmetic (`?precision=f32` in the URL, else int8): read once.
     cpu_precision: engine::Precision,
+    /// How many workers encode a corpus on the CPU (`?workers=N` in the URL, else what the
+    /// machine affords): read once.
+    cpu_workers: Option<usize>,
     explained: RwSignal<Option<Explained>>,
     tour: RwSignal<Option<usize>>,
 }
@@ -211,6 +215,7 @@ fn keep_url_in_sync(p: Page) {
             teach: p.teach.get(),
             train: p.train.get(),
             cpu_f32: p.cpu_precision == engine::Precision::F32,
+            workers: p.cpu_workers,
         };
         web::replace_search(&state.to_query_string());
     });
@@ -406,7 +411,7 @@ async fn encode_corpus(p: Page, encoder: Rc<Encoder>, corpus: Vec<Passage>) -> O
         }
     }
     let session = if p.backend.get_untracked() == BackendKind::Cpu {
-        match encode_in_worker(p, &encoder, &corpus).await {
+        match encode_in_workers(p, &encoder, &corpus).await {
             Ok(session) => Ok(session),
             Err(e) => {
                 web_log(&format!(
@@ -456,39 +461,40 @@ async fn encode_on_page(
     Session::new(encoder, corpus, progress, web::yield_now).await
 }
 
-/// Encodes on the CPU in the encoding worker (started once per encoder, kept for the next
+/// Encodes on the CPU in the encoding workers (started once per encoder, kept for the next
 /// corpus): the page's thread only receives progress and the embeddings.
-async fn encode_in_worker(
+async fn encode_in_workers(
     p: Page,
     encoder: &Rc<Encoder>,
     corpus: &[Passage],
 ) -> Result<Session, String> {
-    let current = p.corpus_worker.with_value(|w| {
+    let current = p.corpus_workers.with_value(|w| {
         w.as_ref()
             .filter(|(of, _)| Rc::ptr_eq(of, encoder))
-            .map(|(_, worker)| worker.clone())
+            .map(|(_, workers)| workers.clone())
     });
     show_progress(p, 0, corpus.len());
-    let worker = match current {
-        Some(worker) => worker,
+    let workers = match current {
+        Some(workers) => workers,
         None => {
-            p.corpus_worker.set_value(None);
+            p.corpus_workers.set_value(None);
             let files = p.files.get_value().ok_or("no model files")?;
             let int8 = p.cpu_precision == engine::Precision::Int8;
-            let (worker, ms) = CorpusWorker::start(&files, int8).await?;
-            web_log(&format!("encoding worker ready in {ms:.0} ms"));
-            let worker = Rc::new(worker);
-            p.corpus_worker
-                .set_value(Some((encoder.clone(), worker.clone())));
-            worker
+            let count = p.cpu_workers.unwrap_or_else(CorpusWorkers::affordable);
+            let (workers, ms) = CorpusWorkers::start(&files, int8, count).await?;
+            web_log(&format!("{count} encoding worker(s) ready in {ms:.0} ms"));
+            let workers = Rc::new(workers);
+            p.corpus_workers
+                .set_value(Some((encoder.clone(), workers.clone())));
+            workers
         }
     };
     let texts: Vec<String> = corpus.iter().map(|c| c.encoder_text()).collect();
-    let (passages, memory) = worker
-        .encode(&texts, |done, total| show_progress(p, done, total))
-        .await?;
+    let progress = |done, total| show_progress(p, done, total);
+    let (passages, memory) = workers.encode(&texts, encoder.dim(), progress).await?;
     web_log(&format!(
-        "encoding worker memory {:.0} MB",
+        "{} encoding worker(s), memory {:.0} MB together",
+        workers.len(),
         memory / 1048576.0
     ));
     Ok(Session::from_embeddings(
@@ -566,7 +572,7 @@ impl Page {
         };
         Page {
             files: StoredValue::new_local(None),
-            corpus_worker: StoredValue::new_local(None),
+            corpus_workers: StoredValue::new_local(None),
             encoder: RwSignal::new_local(None),
             status: RwSignal::new(Status::Loading),
             ready: RwSignal::new(false),
@@ -594,6 +600,7 @@ impl Page {
             } else {
                 engine::Precision::Int8
             },
+            cpu_workers: url.workers,
             explained: RwSignal::new(None),
             tour: RwSignal::new(None),
         }

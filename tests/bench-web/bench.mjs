@@ -2,7 +2,7 @@
 // `cargo xtask bench-web`):
 //   node bench.mjs URL SITE_DIR OUT_DIR
 // SITE_DIR/bench/cases.json holds the query texts and the native engine's top 10 for each.
-// For each system (the project's page on CPU wasm, in int8 and in f32 arithmetic; transformers.js on ONNX Runtime Web's CPU
+// For each system (the project's page on CPU wasm, in int8 with its default workers and with one, and in f32 arithmetic; transformers.js on ONNX Runtime Web's CPU
 // wasm with the fp32 and the int8 export), in a fresh browser context:
 // - cold: navigation to the first result (model download, corpus encoding, one query);
 // - the corpus encoding time, and every query's latency (encode one text, rank the corpus),
@@ -67,8 +67,9 @@ function latencySummary(ms, tops) {
 }
 
 /** The project's page: CPU wasm computing in `precision` (int8, the page's default, or f32), the
- * query text in the query box, both instruction boxes empty. */
-async function ours(precision) {
+ * corpus encoded by `workers` Web Workers (undefined: as many as the page affords this machine),
+ * the query text in the query box, both instruction boxes empty. */
+async function ours(precision, workers) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const logs = [];
@@ -79,7 +80,11 @@ async function ours(precision) {
     if (s === 'error') throw new Error(document.querySelector('[role=alert]')?.textContent);
     return s === 'ready';
   }, null, { timeout: 900_000, polling: 20 });
-  const params = { backend: 'cpu', ...(precision === 'f32' ? { precision: 'f32' } : {}) };
+  const params = {
+    backend: 'cpu',
+    ...(precision === 'f32' ? { precision: 'f32' } : {}),
+    ...(workers ? { workers: String(workers) } : {}),
+  };
   const query = (text) => `${base}?${new URLSearchParams({ q: text, i: '', r: '', ...params })}`;
   const t0 = Date.now();
   await page.goto(query(cases[0].text));
@@ -88,6 +93,7 @@ async function ours(precision) {
   const fetched = bytesOf(await resources(page));
   const grab = (re) => logs.map((l) => l.match(re)).filter(Boolean).map((m) => Number(m[1]));
   const corpusMs = grab(/corpus of \d+ passages encoded in (\d+) ms/)[0];
+  const workersUsed = grab(/(\d+) encoding worker\(s\) ready/)[0];
   const top10 = () => page.$$eval('[data-testid=ranking-query] [data-testid=result]',
     (els) => els.slice(0, 10).map((e) => e.getAttribute('data-doc-id')));
   const ms = [];
@@ -113,7 +119,8 @@ async function ours(precision) {
   const warm = Date.now() - t1;
   await context.close();
   return {
-    system: `project (burn-flex, CPU wasm, int8 weights, ${precision} arithmetic)`, cold_first_result_ms: cold, warm_first_result_ms: warm,
+    system: `project (burn-flex, CPU wasm, int8 weights, ${precision} arithmetic, ${workersUsed} encoding worker(s))`,
+    encoding_workers: workersUsed, cold_first_result_ms: cold, warm_first_result_ms: warm,
     corpus_encode_ms: corpusMs, bytes: fetched, ...latencySummary(ms, tops),
     texts_encoded_per_query: encodedLines.map((l) => l.match(/\((\d+) of 3/)?.[1]).join(''),
   };
@@ -156,7 +163,8 @@ async function tjs(dtype) {
 
 const summary = { url, cases: cases.length, chromium: browser.version(), systems: [] };
 try {
-  for (const run of [() => ours('int8'), () => ours('f32'), () => tjs('fp32'), () => tjs('q8')]) {
+  const systems = [() => ours('int8'), () => ours('int8', 1), () => ours('f32'), () => tjs('fp32'), () => tjs('q8')];
+  for (const run of systems) {
     const r = await run();
     summary.systems.push(r);
     const { bytes, ...shown } = r;
