@@ -178,6 +178,13 @@ try {
     await page.getByTestId('backend').textContent());
   check('the CPU backend computes in int8 (WebAssembly SIMD)', await page.getByTestId('precision').textContent() === 'int8',
     await page.getByTestId('precision').textContent());
+  // One encoding worker per core the browser reports, at most 4, one per 2 GB where it says.
+  const machine = await page.evaluate(() => ({ cores: navigator.hardwareConcurrency, gb: navigator.deviceMemory }));
+  const expected = Math.max(1, Math.min(machine.cores, 4, machine.gb ? Math.floor(machine.gb / 2) : 4));
+  const started = logs.map((l) => l.match(/(\d+) encoding worker\(s\) ready/)).filter(Boolean).map((m) => Number(m[1]));
+  summary.encoding_workers = { machine, started };
+  check('the CPU corpus is encoded by one worker per core the machine affords',
+    started.length === 1 && started[0] === expected, `${JSON.stringify(machine)}: started ${JSON.stringify(started)}, expected ${expected}`);
   await page.screenshot({ path: path.join(outDir, '01-ready.png'), fullPage: true });
 
   // 2. Rankings equal the native engine's.
