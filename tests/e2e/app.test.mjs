@@ -169,7 +169,7 @@ try {
     encoding_ms: Math.round(encodingTo - encodingFrom), typing_ms: Math.round(typingTo - typingFrom) };
   // On the CPU the corpus is encoded in a Web Worker: the page's thread only takes progress
   // messages and the embeddings, then ranks and renders.
-  check('no task over 100 ms while the corpus encodes (CPU, in a worker) and the first rankings render',
+  check('no task over 100 ms while the corpus encodes (CPU, in workers) and the first rankings render',
     Math.max(0, ...whileEncoding) < 100,
     `${whileEncoding.length} tasks over 50 ms in ${Math.round(encodingTo - encodingFrom)} ms, longest ${Math.max(0, ...whileEncoding)} ms`);
   check('no task over 100 ms while typing', Math.max(0, ...whileTyping) < 100,
