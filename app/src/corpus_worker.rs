@@ -45,8 +45,8 @@ const SCRIPT: &str = "./encode_worker.js";
 enum Request {
     /// Build the encoder from the files beside the message.
     Load { int8: bool },
-    /// Encode the texts beside the message.
-    Encode,
+    /// Encode the texts beside the message; the reply carries the same `id`.
+    Encode { id: u64 },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -57,9 +57,17 @@ enum Reply {
     /// The encoder is built (in `ms`).
     Loaded { ms: f64 },
     /// The texts encoded (the embeddings beside the message); the worker's wasm memory in bytes.
-    Encoded { dim: usize, memory_bytes: f64 },
-    /// What went wrong.
-    Failed { error: String },
+    Encoded {
+        id: u64,
+        dim: usize,
+        memory_bytes: f64,
+    },
+    /// What went wrong (with the `id` of the request to encode, when it was one).
+    Failed {
+        error: String,
+        #[serde(default)]
+        id: Option<u64>,
+    },
 }
 
 fn json<T: Serialize>(value: &T) -> JsValue {
@@ -85,7 +93,7 @@ pub fn listen() {
                 .get(0)
                 .as_string()
                 .and_then(|t| serde_json::from_str::<Request>(&t).ok());
-            let failed = |error: String| Reply::Failed { error };
+            let failed = |error: String| Reply::Failed { error, id: None };
             match request {
                 Some(Request::Load { int8 }) => {
                     let started = js_sys::Date::now();
@@ -98,16 +106,28 @@ pub fn listen() {
                         Err(e) => send(&failed(e.to_string()), None),
                     }
                 }
-                Some(Request::Encode) => match encoder.borrow().as_ref() {
-                    Some(e) => {
-                        let texts: Vec<String> = Array::from(&parts.get(1))
-                            .iter()
-                            .map(|t| t.as_string().unwrap_or_default())
-                            .collect();
-                        encode(e, &texts, &send);
+                Some(Request::Encode { id }) => {
+                    let reply = match encoder.borrow().as_ref() {
+                        Some(e) => {
+                            let texts: Vec<String> = Array::from(&parts.get(1))
+                                .iter()
+                                .map(|t| t.as_string().unwrap_or_default())
+                                .collect();
+                            encode(e, &texts, id)
+                        }
+                        None => Err("no model loaded".into()),
+                    };
+                    match reply {
+                        Ok((reply, data)) => send(&reply, Some(&data.into())),
+                        Err(error) => send(
+                            &Reply::Failed {
+                                error,
+                                id: Some(id),
+                            },
+                            None,
+                        ),
                     }
-                    None => send(&failed("no model loaded".into()), None),
-                },
+                }
                 None => send(&failed("an unreadable message".into()), None),
             }
         });
@@ -156,30 +176,21 @@ fn warm_up(encoder: &Encoder) -> engine::Result<()> {
     Ok(())
 }
 
-fn encode(encoder: &Encoder, texts: &[String], send: &dyn Fn(&Reply, Option<&JsValue>)) {
+/// The `Encoded` reply to request `id` and its embeddings.
+fn encode(encoder: &Encoder, texts: &[String], id: u64) -> Result<(Reply, Float32Array), String> {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let embeddings = match encoder.encode(&refs) {
-        Ok(e) => e,
-        Err(e) => {
-            return send(
-                &Reply::Failed {
-                    error: e.to_string(),
-                },
-                None,
-            )
-        }
-    };
+    let embeddings = encoder.encode(&refs).map_err(|e| e.to_string())?;
     let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
     let memory_bytes = memory
         .buffer()
         .unchecked_into::<js_sys::ArrayBuffer>()
         .byte_length() as f64;
     let reply = Reply::Encoded {
+        id,
         dim: encoder.dim(),
         memory_bytes,
     };
-    let data = Float32Array::from(embeddings.data.as_slice());
-    send(&reply, Some(&data.into()));
+    Ok((reply, Float32Array::from(embeddings.data.as_slice())))
 }
 
 /// Page side: workers holding one model's encoder, which encode a corpus together.
@@ -290,6 +301,8 @@ fn longest_first(texts: &[String]) -> Vec<usize> {
 struct CorpusWorker {
     worker: web_sys::Worker,
     inbox: Rc<Inbox>,
+    /// Encoding requests sent so far (the last one's `id`).
+    requests: std::cell::Cell<u64>,
 }
 
 /// Replies as they arrive, and the resolver of the one waiting for the next.
@@ -340,14 +353,18 @@ impl CorpusWorker {
             let error = "the encoding worker failed (its script missing, or a crash)".to_string();
             sink.replies
                 .borrow_mut()
-                .push_back(Array::of1(&json(&Reply::Failed { error })));
+                .push_back(Array::of1(&json(&Reply::Failed { error, id: None })));
             if let Some(resolve) = sink.waiting.borrow_mut().take() {
                 let _ = resolve.call0(&JsValue::NULL);
             }
         });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         on_error.forget();
-        let this = CorpusWorker { worker, inbox };
+        let this = CorpusWorker {
+            worker,
+            inbox,
+            requests: Default::default(),
+        };
         if !matches!(this.reply().await?, (Reply::Listening, _)) {
             return Err("the encoding worker answered out of turn".into());
         }
@@ -379,34 +396,43 @@ impl CorpusWorker {
             .and_then(|t| serde_json::from_str::<Reply>(&t).ok())
             .ok_or("an unreadable reply from the encoding worker")?;
         match reply {
-            Reply::Failed { error } => Err(error),
+            Reply::Failed { error, id: None } => Err(error),
             reply => Ok((reply, parts.get(1))),
         }
     }
 
     /// Encodes `texts` (in order) into rows of `dim`; returns them with the worker's memory
-    /// in bytes.
+    /// in bytes. Replies to earlier requests (an encoding the page gave up on, when the corpus
+    /// changed under it) are passed over by their `id`.
     async fn encode(&self, texts: &[&str], dim: usize) -> Result<(Embeddings, f64), String> {
+        let id = self.requests.get() + 1;
+        self.requests.set(id);
         let list: Array = texts.iter().map(|t| JsValue::from_str(t)).collect();
-        let message = Array::of2(&json(&Request::Encode), &list);
+        let message = Array::of2(&json(&Request::Encode { id }), &list);
         self.worker
             .post_message(&message)
             .map_err(|e| format!("{e:?}"))?;
-        match self.reply().await? {
-            (
-                Reply::Encoded {
-                    dim: d,
-                    memory_bytes,
-                },
-                data,
-            ) => {
-                let data = Float32Array::new(&data).to_vec();
-                if d != dim || data.len() != texts.len() * dim {
-                    return Err("the encoding worker sent embeddings of another size".into());
+        loop {
+            match self.reply().await? {
+                (Reply::Encoded { id: of, .. }, _) | (Reply::Failed { id: Some(of), .. }, _)
+                    if of != id => {}
+                (Reply::Failed { error, .. }, _) => return Err(error),
+                (
+                    Reply::Encoded {
+                        dim: d,
+                        memory_bytes,
+                        ..
+                    },
+                    data,
+                ) => {
+                    let data = Float32Array::new(&data).to_vec();
+                    if d != dim || data.len() != texts.len() * dim {
+                        return Err("the encoding worker sent embeddings of another size".into());
+                    }
+                    return Ok((Embeddings { dim, data }, memory_bytes));
                 }
-                Ok((Embeddings { dim, data }, memory_bytes))
+                _ => return Err("the encoding worker answered out of turn".into()),
             }
-            _ => Err("the encoding worker answered out of turn".into()),
         }
     }
 }

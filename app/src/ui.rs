@@ -491,7 +491,12 @@ async fn encode_in_workers(
     };
     let texts: Vec<String> = corpus.iter().map(|c| c.encoder_text()).collect();
     let progress = |done, total| show_progress(p, done, total);
-    let (passages, memory) = workers.encode(&texts, encoder.dim(), progress).await?;
+    let encoded = workers.encode(&texts, encoder.dim(), progress).await;
+    if encoded.is_err() {
+        // A worker that failed (or crashed) is not asked again: the next corpus starts anew.
+        p.corpus_workers.set_value(None);
+    }
+    let (passages, memory) = encoded?;
     web_log(&format!(
         "{} encoding worker(s), memory {:.0} MB together",
         workers.len(),
