@@ -54,8 +54,8 @@ enum Request {
 enum Reply {
     /// The worker's wasm runs and listens (messages posted before would be lost).
     Listening,
-    /// The encoder is built (in `ms`).
-    Loaded { ms: f64 },
+    /// The encoder is built (the page times the start itself).
+    Loaded,
     /// The texts encoded (the embeddings beside the message); the worker's wasm memory in bytes.
     Encoded {
         id: u64,
@@ -95,17 +95,13 @@ pub fn listen() {
                 .and_then(|t| serde_json::from_str::<Request>(&t).ok());
             let failed = |error: String| Reply::Failed { error, id: None };
             match request {
-                Some(Request::Load { int8 }) => {
-                    let started = js_sys::Date::now();
-                    match load(&parts.get(1), int8) {
-                        Ok(e) => {
-                            *encoder.borrow_mut() = Some(e);
-                            let ms = js_sys::Date::now() - started;
-                            send(&Reply::Loaded { ms }, None);
-                        }
-                        Err(e) => send(&failed(e.to_string()), None),
+                Some(Request::Load { int8 }) => match load(&parts.get(1), int8) {
+                    Ok(e) => {
+                        *encoder.borrow_mut() = Some(e);
+                        send(&Reply::Loaded, None);
                     }
-                }
+                    Err(e) => send(&failed(e.to_string()), None),
+                },
                 Some(Request::Encode { id }) => {
                     let reply = match encoder.borrow().as_ref() {
                         Some(e) => {
@@ -383,7 +379,7 @@ impl CorpusWorker {
             .post_message(&message)
             .map_err(|e| format!("{e:?}"))?;
         match this.reply().await? {
-            (Reply::Loaded { .. }, _) => Ok(this),
+            (Reply::Loaded, _) => Ok(this),
             _ => Err("the encoding worker answered out of turn".into()),
         }
     }
