@@ -73,6 +73,9 @@ pub struct LessonArgs {
     /// Evaluation set (formats.md §1) the lesson is built from; default the built-in demo set.
     #[arg(long)]
     pub set: Option<PathBuf>,
+    /// Only the set's queries whose id starts with this and "-" (one topic of a judged-topics set, e.g. `--topic w2-031` keeps w2-031-i1, w2-031-i2, ...).
+    #[arg(long)]
+    pub topic: Option<String>,
     /// Run folder: records.jsonl and config.json (`trainer train --config DIR/config.json`
     /// takes the same steps), metrics.jsonl, and the trained model in model/.
     #[arg(long)]

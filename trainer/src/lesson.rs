@@ -9,10 +9,19 @@ use crate::cli::LessonArgs;
 
 /// Runs the lesson, printing and logging the loss and the held-out scores after each step.
 pub fn run(args: LessonArgs) -> anyhow::Result<()> {
-    let set = match &args.set {
+    let mut set = match &args.set {
         Some(dir) => engine::EvalSet::load(dir)?,
         None => engine::demo::demo_set()?,
     };
+    if let Some(topic) = &args.topic {
+        let prefix = format!("{topic}-");
+        set.queries.retain(|q| q.id.starts_with(&prefix));
+        anyhow::ensure!(
+            !set.queries.is_empty(),
+            "{}: no query of topic {topic} (no query id starts with {prefix})",
+            set.root.display()
+        );
+    }
     let lesson = Lesson::from_set(&set)?;
     let settings = LessonSettings {
         max_steps: args.steps,

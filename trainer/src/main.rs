@@ -14,6 +14,7 @@ mod search;
 mod store;
 mod synth;
 mod synth_anchors;
+mod synth_judged;
 mod synth_llm;
 mod train;
 

@@ -32,6 +32,8 @@ pub enum SynthCommand {
     Renderings(RenderingsArgs),
     /// InF-IR and dual-view records from an OpenAI-compatible chat endpoint.
     Llm(crate::synth_llm::LlmArgs),
+    /// Records from the judgments of evaluation sets: both polarities of every instruction pair, every relevant passage a positive, replay (no model, no LLM).
+    Judged(crate::synth_judged::JudgedArgs),
     /// Distillation anchors for `train --distill-data`: instructions written for the set's queries, each with the query's on-topic passages.
     Anchors(crate::synth_anchors::AnchorsArgs),
 }
@@ -112,6 +114,7 @@ pub fn run(command: SynthCommand) -> anyhow::Result<()> {
         SynthCommand::Renderings(a) => renderings(a),
         SynthCommand::Llm(a) => crate::synth_llm::run(a),
         SynthCommand::Anchors(a) => crate::synth_anchors::run(a),
+        SynthCommand::Judged(a) => crate::synth_judged::run(a),
     }
 }
 

@@ -62,7 +62,7 @@ struct Metadata {
     origin_query: String,
 }
 
-fn key(text: &str) -> String {
+pub(crate) fn key(text: &str) -> String {
     text.trim().to_lowercase()
 }
 
@@ -172,7 +172,7 @@ fn instructions_by_query<'a>(
 }
 
 /// The ids and texts (lower-cased) of the queries of every `--exclude` folder.
-fn excluded_queries(dirs: &[PathBuf]) -> anyhow::Result<HashSet<String>> {
+pub(crate) fn excluded_queries(dirs: &[PathBuf]) -> anyhow::Result<HashSet<String>> {
     let mut out = HashSet::new();
     for dir in dirs {
         let queries: Vec<engine::Query> = engine::data::read_jsonl(&dir.join("queries.jsonl"))?;

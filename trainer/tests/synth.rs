@@ -520,3 +520,145 @@ fn anchors_pair_written_instructions_with_on_topic_passages_and_skip_excluded_qu
     assert!(String::from_utf8_lossy(&run.stderr).contains("no instruction matches"));
     assert!(!dir.join("never.jsonl").exists());
 }
+
+/// `trainer synth judged` on the demo set: every relevant passage of both polarities is a
+/// positive once, one replay per query text, and the lines read back as training records.
+#[test]
+fn synth_judged_makes_both_polarities_with_every_relevant_passage_as_a_positive() {
+    let dir = tmp("judged");
+    let out = dir.join("train.jsonl");
+    let demo = crate::common::demo_set();
+    let o = crate::common::trainer(&[
+        "synth",
+        "judged",
+        "--set",
+        crate::common::s(&demo),
+        "--output",
+        crate::common::s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let set = engine::EvalSet::load(&demo).unwrap();
+    let relevant = |mode: engine::Mode, q: &str| -> std::collections::BTreeSet<String> {
+        set.qrels[&mode]
+            .get(q)
+            .into_iter()
+            .flatten()
+            .filter(|(_, &l)| l > 0.0)
+            .map(|(d, _)| d.clone())
+            .collect()
+    };
+    let text = |id: &str| {
+        set.corpus
+            .iter()
+            .find(|p| p.id == id)
+            .unwrap()
+            .encoder_text()
+    };
+    let lines: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut expected_dual = 0;
+    for q in &set.queries {
+        let (c, r) = (
+            relevant(engine::Mode::Changed, &q.id),
+            relevant(engine::Mode::Reversed, &q.id),
+        );
+        let (kept, excluded): (Vec<_>, Vec<_>) =
+            (c.difference(&r).collect(), r.difference(&c).collect());
+        if kept.is_empty() || excluded.is_empty() {
+            continue;
+        }
+        expected_dual += kept.len().max(excluded.len());
+        let records: Vec<&Value> = lines
+            .iter()
+            .filter(|l| {
+                l["query"] == q.text.as_str()
+                    && Some(l["instruction"].as_str().unwrap()) == q.instruction_changed.as_deref()
+            })
+            .collect();
+        let positives: std::collections::BTreeSet<&str> = records
+            .iter()
+            .map(|l| l["positive"].as_str().unwrap())
+            .collect();
+        let reversed_positives: std::collections::BTreeSet<&str> = records
+            .iter()
+            .map(|l| l["instruction_negatives"][0].as_str().unwrap())
+            .collect();
+        let want = |ids: &[&String]| -> std::collections::BTreeSet<String> {
+            ids.iter().map(|d| text(d)).collect()
+        };
+        assert_eq!(
+            positives
+                .into_iter()
+                .map(String::from)
+                .collect::<std::collections::BTreeSet<_>>(),
+            want(&kept),
+            "{}",
+            q.id
+        );
+        assert_eq!(
+            reversed_positives
+                .into_iter()
+                .map(String::from)
+                .collect::<std::collections::BTreeSet<_>>(),
+            want(&excluded),
+            "{}",
+            q.id
+        );
+        assert!(records
+            .iter()
+            .all(|l| l["instruction_reversed"] == q.instruction_reversed.as_deref().unwrap()));
+    }
+    let dual = lines
+        .iter()
+        .filter(|l| l.get("instruction_reversed").is_some())
+        .count();
+    assert_eq!(dual, expected_dual);
+    let texts: std::collections::BTreeSet<&str> =
+        set.queries.iter().map(|q| q.text.as_str()).collect();
+    let replay = lines.iter().filter(|l| l["instruction"] == "").count();
+    assert_eq!(replay, texts.len(), "one replay record per query text");
+    assert_eq!(lines.len(), dual + replay);
+    // The trainer reads the file as it is.
+    let file = engine::training::records::RecordFile::open(&out, false, &mut |_, _| {}).unwrap();
+    assert_eq!(file.len(), lines.len());
+}
+
+/// Leaving every query out is an error that names the set, with nothing written.
+#[test]
+fn synth_judged_with_every_query_excluded_fails_without_writing() {
+    let dir = tmp("judged-excluded");
+    let out = dir.join("train.jsonl");
+    let demo = crate::common::demo_set();
+    let o = crate::common::trainer(&[
+        "synth",
+        "judged",
+        "--set",
+        crate::common::s(&demo),
+        "--exclude",
+        crate::common::s(&demo),
+        "--output",
+        crate::common::s(&out),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no training record") && err.contains("demo"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let o = crate::common::trainer(&[
+        "synth",
+        "judged",
+        "--set",
+        crate::common::s(&demo),
+        "--positives",
+        "all",
+        "--output",
+        crate::common::s(&out),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("'every' or 'zip'"));
+}

@@ -936,3 +936,42 @@ fn a_lesson_takes_the_steps_trainer_train_takes_with_the_config_it_writes() {
         "the lesson moved the weights"
     );
 }
+
+/// A lesson on one judged topic (the constraint topics' layout: one query per instruction
+/// pair): two pairs train on one and are judged on the other, three on two and one.
+#[test]
+fn a_lesson_on_one_judged_topic_trains_on_its_pairs_and_is_judged_on_a_held_out_one() {
+    let dir = tmp("lesson-topic");
+    let model = tiny_model(&dir);
+    let set = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/constraint-topics");
+    for (topic, training, held_out) in [("w1-001", 1, 1), ("w1-002", 2, 1)] {
+        let lesson = dir.join(topic);
+        let out = Command::new(env!("CARGO_BIN_EXE_trainer"))
+            .args(["lesson", "--model", s(&model), "--output", s(&lesson)])
+            .args(["--set", s(&set), "--topic", topic, "--steps", "1"])
+            .output()
+            .expect("run trainer");
+        let err = ok(&out);
+        assert!(
+            err.contains(&format!(
+                "from {training} training queries, {held_out} held-out queries over 8 passages"
+            )),
+            "{topic}: {err}"
+        );
+        let records = std::fs::read_to_string(lesson.join("records.jsonl")).unwrap();
+        assert!(records.lines().count() >= training, "{topic}: {records}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args([
+            "lesson",
+            "--model",
+            s(&model),
+            "--output",
+            s(&dir.join("none")),
+        ])
+        .args(["--set", s(&set), "--topic", "w9-999"])
+        .output()
+        .expect("run trainer");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no query of topic w9-999"));
+}

@@ -22,11 +22,13 @@ use serde::Serialize;
 use crate::data::{EvalSet, Mode, Qrels};
 use crate::error::{EngineError, Result};
 use crate::metrics::{Metric, ModeReport, Run};
+use crate::training::judged::{JudgedRecords, JudgedSettings, Positives};
 use crate::training::objectives::{Factor, Objective};
-use crate::training::records::{InstructionNegativeRecord, TrainingRecord};
+use crate::training::records::TrainingRecord;
 use crate::training::step::Schedule;
 
-/// Every this-many-th query of the set (the 3rd, 6th, ...) is held out of training.
+/// Every this-many-th query of the set (the 3rd, 6th, ...) is held out of training (of a set
+/// of two queries, the second).
 pub const HELD_OUT_EVERY: usize = 3;
 
 /// The records a lesson trains on and the queries it is judged on.
@@ -46,67 +48,31 @@ impl Lesson {
     /// held-out re-ranking set. A training query without a passage relevant under exactly one
     /// of its two instructions gives no record.
     pub fn from_set(set: &EvalSet) -> Result<Lesson> {
-        let (changed, reversed, og) = (
-            judgments(set, Mode::Changed)?,
-            judgments(set, Mode::Reversed)?,
-            judgments(set, Mode::Og)?,
-        );
-        let texts: BTreeMap<&str, String> = set
-            .corpus
-            .iter()
-            .map(|p| (p.id.as_str(), p.encoder_text()))
-            .collect();
-        let (mut records, mut training_queries, mut held_out) =
-            (Vec::new(), Vec::new(), Vec::new());
-        for (i, query) in set.queries.iter().enumerate() {
-            if (i + 1) % HELD_OUT_EVERY == 0 {
-                held_out.push(query.id.clone());
-                continue;
-            }
-            let (Some(instruction), Some(instruction_reversed)) =
-                (&query.instruction_changed, &query.instruction_reversed)
-            else {
-                continue;
-            };
-            let (c, r) = (relevant(changed, &query.id), relevant(reversed, &query.id));
-            let text = |id: &str| texts.get(id).cloned();
-            let off_topic: Vec<String> = og
-                .get(&query.id)
-                .into_iter()
-                .flatten()
-                .filter(|(_, &s)| s <= 0.0)
-                .filter_map(|(d, _)| text(d))
-                .collect();
-            let before = records.len();
-            for (positive, negative) in c.difference(&r).zip(r.difference(&c)) {
-                let (Some(positive), Some(negative)) = (text(positive), text(negative)) else {
-                    continue;
-                };
-                records.push(TrainingRecord::InstructionNegative(
-                    InstructionNegativeRecord {
-                        query: query.text.clone(),
-                        instruction: instruction.clone(),
-                        positive,
-                        negatives: off_topic.clone(),
-                        instruction_negatives: vec![negative],
-                        instruction_reversed: Some(instruction_reversed.clone()),
-                    },
-                ));
-            }
-            if records.len() > before {
-                training_queries.push(query.id.clone());
-            }
+        for mode in [Mode::Changed, Mode::Reversed, Mode::Og] {
+            judgments(set, mode)?;
         }
-        if records.is_empty() || held_out.is_empty() {
-            return Err(EngineError::data(
-                &set.root,
-                0,
-                "a lesson needs queries with changed and reversed judgments that disagree on some passage, and at least 3 queries",
-            ));
-        }
+        let held_out = held_out_queries(set);
+        let settings = JudgedSettings {
+            positives: Positives::Zip,
+            replay: 0,
+            ..Default::default()
+        };
+        let made = JudgedRecords::from_set(set, &settings, |q| {
+            !held_out.contains(&q.id) && q.instruction_reversed.is_some()
+        });
+        let made = match made {
+            Ok(made) if made.counts.dual_view > 0 && !held_out.is_empty() => made,
+            _ => {
+                return Err(EngineError::data(
+                    &set.root,
+                    0,
+                    "a lesson needs queries with changed and reversed judgments that disagree on some passage, and at least 2 queries",
+                ))
+            }
+        };
         Ok(Lesson {
-            records,
-            training_queries,
+            records: made.records,
+            training_queries: made.instructed_queries,
             held_out: reranking_subset(set, &held_out),
         })
     }
@@ -149,14 +115,19 @@ impl Lesson {
     }
 }
 
-/// The passages judged relevant (score > 0) to `query` in `qrels`.
-fn relevant<'a>(qrels: &'a Qrels, query: &str) -> BTreeSet<&'a str> {
-    qrels
-        .get(query)
-        .into_iter()
-        .flatten()
-        .filter(|(_, &s)| s > 0.0)
-        .map(|(d, _)| d.as_str())
+/// Every [`HELD_OUT_EVERY`]-th query; in a set of two queries (one topic with two instruction
+/// pairs) the second, so that a lesson on one topic is judged too.
+fn held_out_queries(set: &EvalSet) -> Vec<String> {
+    let every = if set.queries.len() == 2 {
+        2
+    } else {
+        HELD_OUT_EVERY
+    };
+    set.queries
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| (i + 1) % every == 0)
+        .map(|(_, q)| q.id.clone())
         .collect()
 }
 
