@@ -9,54 +9,38 @@ use anyhow::Context;
 
 use crate::tasks::{home, root, step};
 
-/// One evaluation set of a comparison.
+/// One evaluation set of a comparison, as a recipe manifest lists it (`recipes/*.json`,
+/// `"sets"`).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EvalSetRef {
     /// Row label.
     pub label: String,
-    /// Folder (formats.md §1).
+    /// Folder (formats.md §1), relative to the workspace root.
     pub dir: PathBuf,
+    /// Only the queries whose `constraint` label starts with this (`trainer eval --constraint`).
+    #[serde(default)]
+    pub constraint: Option<String>,
+    /// Compared only when asked for by name (`cargo xtask ablation --birco`): sets slow to
+    /// encode.
+    #[serde(default)]
+    pub only_with: Option<String>,
 }
 
-/// The sets every decision is measured on: the hand-written held-out instruction set, the demo
-/// set, the held-out MS MARCO queries and synthesized instructions of `data`, and (with
-/// `birco`) the BIRCO dev sets with their task objective as the instruction. Sets whose folder
-/// is absent are left out with a message.
-pub fn decision_sets(data: &Path, birco: bool) -> Vec<EvalSetRef> {
-    let shared = root().join("../shared/data");
-    let mut sets = vec![
-        EvalSetRef {
-            label: "hand-written instructions (held out)".into(),
-            dir: root().join("evalsets/instructions-heldout"),
-        },
-        EvalSetRef {
-            label: "demo (built-in)".into(),
-            dir: root().join("engine/demo"),
-        },
-        EvalSetRef {
-            label: "MS MARCO queries (held out)".into(),
-            dir: data.join("heldout/retrieval"),
-        },
-        EvalSetRef {
-            label: "synthesized instructions (held out)".into(),
-            dir: data.join("heldout/instructions"),
-        },
-    ];
-    if birco {
-        for set in ["clinical-trial", "doris-mae", "wtb"] {
-            sets.push(EvalSetRef {
-                label: format!("BIRCO dev {set} (objective)"),
-                dir: shared.join("birco-dev").join(set),
-            });
-        }
-    }
-    sets.retain(|s| {
-        let present = s.dir.join("queries.jsonl").is_file();
-        if !present {
-            println!("SKIPPED: {} ({} is absent)", s.label, s.dir.display());
-        }
-        present
-    });
-    sets
+/// The sets of `sets` to compare on: those whose folder is present (the others are named
+/// with a message) and, among the optional ones, those `with` asks for.
+pub fn present_sets(sets: &[EvalSetRef], with: &[&str]) -> Vec<EvalSetRef> {
+    sets.iter()
+        .filter(|s| s.only_with.as_deref().is_none_or(|w| with.contains(&w)))
+        .filter(|s| {
+            let present = root().join(&s.dir).join("queries.jsonl").is_file();
+            if !present {
+                println!("SKIPPED: {} ({} is absent)", s.label, s.dir.display());
+            }
+            present
+        })
+        .cloned()
+        .collect()
 }
 
 /// The metrics compared, as `trainer eval --compare` names them, with their column titles.
@@ -71,13 +55,18 @@ const COLUMNS: [(&str, &str); 5] = [
 /// `trainer eval --set DIR --model base --compare-model model --json`: the comparison object.
 fn compare(
     trainer: &Path,
-    set: &Path,
+    set: &EvalSetRef,
     base: &Path,
     model: &Path,
 ) -> anyhow::Result<serde_json::Value> {
-    let out = Command::new(trainer)
+    let mut command = Command::new(trainer);
+    command
         .args(["eval", "--json", "--metrics", "ndcg@10", "--set"])
-        .arg(set)
+        .arg(&set.dir);
+    if let Some(constraint) = &set.constraint {
+        command.arg("--constraint").arg(constraint);
+    }
+    let out = command
         .arg("--model")
         .arg(base)
         .arg("--compare-model")
@@ -90,7 +79,7 @@ fn compare(
     anyhow::ensure!(
         out.status.success(),
         "trainer eval on {}: {}",
-        set.display(),
+        set.dir.display(),
         String::from_utf8_lossy(&out.stderr).trim()
     );
     let v: serde_json::Value =
@@ -137,7 +126,7 @@ pub fn comparison_table(
     for set in sets {
         for (i, (label, dir)) in models.iter().enumerate() {
             step(&format!("compare: {}, {label}", set.label));
-            let c = compare(trainer, &set.dir, base, dir)?;
+            let c = compare(trainer, set, base, dir)?;
             if i == 0 {
                 let row: Vec<String> = COLUMNS.iter().map(|(k, _)| base_cell(&c[*k])).collect();
                 table.push_str(&format!("| {} | base | {} |\n", set.label, row.join(" | ")));

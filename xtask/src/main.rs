@@ -96,17 +96,20 @@ enum Cmd {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
-    /// Fine-tune the first instruction-following model (synthesized data, train, evaluate before/after).
+    /// Fine-tune the instruction-following model of recipes/recipe.json (make its data, train, compare with the base).
     Recipe {
-        /// The larger GPU variant (recipes/if-minilm-gpu.json, built with the cuda feature).
+        /// The GPU variant (recipes/recipe-gpu.json, built with the cuda feature).
         #[arg(long)]
         gpu: bool,
     },
-    /// Train every variant of recipes/ablations.json and compare each with the base model (RESULTS.md).
+    /// Train every variant of an ablation manifest and compare each with the base model (RESULTS.md).
     Ablation {
         /// Also evaluate on the BIRCO dev sets (slow: thousands of long passages per model).
         #[arg(long)]
         birco: bool,
+        /// The manifest (recipes/ablations.json: issue 13's renderings; recipes/ablations-judged.json: the judged topics').
+        #[arg(long, default_value = "recipes/ablations.json")]
+        manifest: std::path::PathBuf,
     },
     /// Check that sentence-transformers loads a model written by `trainer train` (after `test`).
     StCompat,
@@ -173,7 +176,7 @@ fn main() {
         Cmd::MtebCompat => tasks::mteb_compat(),
         Cmd::LancedbCompat => tasks::lancedb_compat(),
         Cmd::Recipe { gpu } => recipe::run_recipe(gpu),
-        Cmd::Ablation { birco } => recipe::run_ablation(birco),
+        Cmd::Ablation { birco, manifest } => recipe::run_ablation(birco, &manifest),
     };
     if let Err(e) = result {
         eprintln!("xtask error: {e:#}");
