@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use engine::training::judged::{JudgedCounts, JudgedRecords, JudgedSettings, Positives};
-use engine::training::records::TrainingRecord;
+use engine::training::records::{RecordFile, TrainingRecord};
 use engine::EvalSet;
 
 use crate::synth_anchors::{excluded_queries, key};
@@ -38,6 +38,9 @@ pub struct JudgedArgs {
     /// Evaluation-set folders whose queries (by id or text) give no record.
     #[arg(long)]
     pub exclude: Vec<PathBuf>,
+    /// Training files (formats.md §3) whose records are appended after the judged ones, each checked line by line: a mix in one file (e.g. `synth renderings --replay false` output for document-attribute instructions).
+    #[arg(long)]
+    pub mix: Vec<PathBuf>,
     /// Seed of the foreign negatives and the poisoned queries.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -65,6 +68,18 @@ pub fn run(args: JudgedArgs) -> anyhow::Result<()> {
         })?;
         eprintln!("{}: {}", dir.display(), describe(&made.counts));
         records.extend(made.records);
+    }
+    for file in &args.mix {
+        let mut mixed = RecordFile::open(file, false, &mut |_, _| {})?;
+        let before = records.len();
+        for i in 0..mixed.len() {
+            records.push(mixed.read(i)?);
+        }
+        eprintln!(
+            "{}: {} records mixed in",
+            file.display(),
+            records.len() - before
+        );
     }
     crate::synth::write_jsonl(
         &args.output,

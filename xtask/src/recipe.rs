@@ -261,3 +261,34 @@ pub fn run_ablation(birco: bool, manifest_path: &Path) -> anyhow::Result<()> {
     println!("\nRESULTS.md written (ablation table)");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every manifest in recipes/ reads, and names configs that exist and sets with labels.
+    #[test]
+    fn every_manifest_reads_and_names_existing_configs() {
+        let dir = root().join("recipes");
+        let mut read = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let is_manifest = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("recipe") || n.starts_with("ablations"));
+            if !is_manifest || path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let manifest = Manifest::read(&path).unwrap();
+            for v in &manifest.variants {
+                let output = config_output(&v.config)
+                    .unwrap_or_else(|e| panic!("{}: {}: {e:#}", path.display(), v.name));
+                assert!(output.starts_with(root().join("runs")), "{}", v.name);
+            }
+            assert!(!manifest.sets.is_empty(), "{}", path.display());
+            read += 1;
+        }
+        assert!(read >= 4, "{read} manifests");
+    }
+}
