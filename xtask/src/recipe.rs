@@ -62,6 +62,17 @@ enum Synth {
     Judged,
 }
 
+impl Synth {
+    /// The `trainer synth` subcommand.
+    fn name(self) -> &'static str {
+        match self {
+            Synth::Renderings => "renderings",
+            Synth::Anchors => "anchors",
+            Synth::Judged => "judged",
+        }
+    }
+}
+
 /// A variant: its row label and its `trainer train` config.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -179,11 +190,10 @@ fn synthesize(trainer: &Path, base: &Path, data: &Dataset) -> anyhow::Result<()>
     let shared = root().join("../shared/data");
     let msmarco = shared.join("msmarco-subset");
     let mut command = Command::new(trainer);
+    command.args(["synth", data.synth.name()]);
     match data.synth {
         Synth::Renderings => {
-            command
-                .args(["synth", "renderings", "--heldout"])
-                .arg(folder.join("heldout"));
+            command.arg("--heldout").arg(folder.join("heldout"));
         }
         Synth::Anchors => {
             let instructions =
@@ -193,13 +203,9 @@ fn synthesize(trainer: &Path, base: &Path, data: &Dataset) -> anyhow::Result<()>
                 "distillation anchors need {}, which is absent",
                 instructions.display()
             );
-            command
-                .args(["synth", "anchors", "--instructions"])
-                .arg(&instructions);
+            command.arg("--instructions").arg(&instructions);
         }
-        Synth::Judged => {
-            command.args(["synth", "judged"]);
-        }
+        Synth::Judged => {}
     }
     if matches!(data.synth, Synth::Renderings | Synth::Anchors) {
         anyhow::ensure!(
@@ -211,8 +217,8 @@ fn synthesize(trainer: &Path, base: &Path, data: &Dataset) -> anyhow::Result<()>
         command.arg("--model").arg(base).arg("--set").arg(&msmarco);
     }
     step(&format!(
-        "trainer synth {:?} {} into {}",
-        data.synth,
+        "trainer synth {} {} into {}",
+        data.synth.name(),
         data.args.join(" "),
         folder.display()
     ));
