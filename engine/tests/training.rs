@@ -389,6 +389,10 @@ fn bad_records_name_the_field() {
             r#"{"query":"q","instruction":"i","positive":"p","instruction_reversed":"r"}"#,
             "instruction_negatives",
         ),
+        (
+            r#"{"query":"q","instruction":"i","positive":"p","instruction_negatives":["n"],"instruction_reversed":" "}"#,
+            "'instruction_reversed' is empty",
+        ),
         (r#"{"text":"hello"}"#, "not a training record"),
         ("{not json", "key must be a string"),
     ];

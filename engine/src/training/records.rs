@@ -121,7 +121,9 @@ impl TrainingRecord {
             let instruction_negatives = texts(&obj, "instruction_negatives")?;
             let instruction_reversed = match obj.get("instruction_reversed") {
                 None | Some(Value::Null) => None,
-                Some(Value::String(s)) if s.trim().is_empty() => None,
+                Some(Value::String(s)) if s.trim().is_empty() => {
+                    return Err("field 'instruction_reversed' is empty (leave it out, or null, for a record without the reversed view)".into())
+                }
                 Some(Value::String(s)) => Some(s.clone()),
                 Some(_) => return Err("field 'instruction_reversed' must be a string".into()),
             };
