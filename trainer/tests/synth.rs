@@ -521,6 +521,20 @@ fn anchors_pair_written_instructions_with_on_topic_passages_and_skip_excluded_qu
     assert!(!dir.join("never.jsonl").exists());
 }
 
+/// `trainer synth judged --set SET --output OUT EXTRA...`.
+fn synth_judged(set: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "synth",
+        "judged",
+        "--set",
+        crate::common::s(set),
+        "--output",
+        crate::common::s(out),
+    ];
+    args.extend_from_slice(extra);
+    crate::common::trainer(&args)
+}
+
 /// `trainer synth judged` on the demo set: every relevant passage of both polarities is a
 /// positive once, one replay per query text, and the lines read back as training records.
 #[test]
@@ -528,14 +542,7 @@ fn synth_judged_makes_both_polarities_with_every_relevant_passage_as_a_positive(
     let dir = tmp("judged");
     let out = dir.join("train.jsonl");
     let demo = crate::common::demo_set();
-    let o = crate::common::trainer(&[
-        "synth",
-        "judged",
-        "--set",
-        crate::common::s(&demo),
-        "--output",
-        crate::common::s(&out),
-    ]);
+    let o = synth_judged(&demo, &out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let set = engine::EvalSet::load(&demo).unwrap();
     let relevant = |mode: engine::Mode, q: &str| -> std::collections::BTreeSet<String> {
@@ -632,16 +639,7 @@ fn synth_judged_with_every_query_excluded_fails_without_writing() {
     let dir = tmp("judged-excluded");
     let out = dir.join("train.jsonl");
     let demo = crate::common::demo_set();
-    let o = crate::common::trainer(&[
-        "synth",
-        "judged",
-        "--set",
-        crate::common::s(&demo),
-        "--exclude",
-        crate::common::s(&demo),
-        "--output",
-        crate::common::s(&out),
-    ]);
+    let o = synth_judged(&demo, &out, &["--exclude", crate::common::s(&demo)]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -649,16 +647,7 @@ fn synth_judged_with_every_query_excluded_fails_without_writing() {
         "{err}"
     );
     assert!(!out.exists());
-    let o = crate::common::trainer(&[
-        "synth",
-        "judged",
-        "--set",
-        crate::common::s(&demo),
-        "--positives",
-        "all",
-        "--output",
-        crate::common::s(&out),
-    ]);
+    let o = synth_judged(&demo, &out, &["--positives", "all"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("'every' or 'zip'"));
 }
