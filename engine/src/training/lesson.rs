@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::data::{EvalSet, Mode, Qrels};
+use crate::data::{EvalSet, Mode};
 use crate::error::{EngineError, Result};
 use crate::metrics::{Metric, ModeReport, Run};
 use crate::training::judged::{JudgedRecords, JudgedSettings, Positives};
@@ -48,9 +48,7 @@ impl Lesson {
     /// held-out re-ranking set. A training query without a passage relevant under exactly one
     /// of its two instructions gives no record.
     pub fn from_set(set: &EvalSet) -> Result<Lesson> {
-        for mode in [Mode::Changed, Mode::Reversed, Mode::Og] {
-            judgments(set, mode)?;
-        }
+        require_judgments(set)?;
         let held_out = held_out_queries(set);
         let settings = JudgedSettings {
             positives: Positives::Zip,
@@ -131,14 +129,18 @@ fn held_out_queries(set: &EvalSet) -> Vec<String> {
         .collect()
 }
 
-fn judgments(set: &EvalSet, mode: Mode) -> Result<&Qrels> {
-    set.qrels.get(&mode).ok_or_else(|| {
-        EngineError::data(
-            &set.root,
-            0,
-            format!("a lesson needs {} judgments", mode.name()),
-        )
-    })
+/// A lesson needs og, changed and reversed judgments; the first one missing is named.
+fn require_judgments(set: &EvalSet) -> Result<()> {
+    for mode in [Mode::Changed, Mode::Reversed, Mode::Og] {
+        if !set.qrels.contains_key(&mode) {
+            return Err(EngineError::data(
+                &set.root,
+                0,
+                format!("a lesson needs {} judgments", mode.name()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The queries `ids` of `set` with their judged passages as corpus and candidates.
