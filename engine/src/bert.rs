@@ -81,6 +81,11 @@ pub struct BertModel {
 }
 
 impl BertModel {
+    /// The shape it was built with.
+    pub fn config(&self) -> &BertConfig {
+        &self.config
+    }
+
     /// Runs the encoder. `ids` and `mask` are `[batch, seq]` (mask 1 for real tokens, 0 for
     /// padding); returns the last hidden states `[batch, seq, hidden]`.
     pub fn forward(&self, ids: Tensor<2, Int>, mask: Tensor<2>) -> Tensor<3> {

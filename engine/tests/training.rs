@@ -648,3 +648,37 @@ fn the_gelu_kernel_gradient_equals_burns() {
         .fold(0.0f32, f32::max);
     assert!(worst < 1e-5, "max |kernel grad - burn grad| = {worst:e}");
 }
+
+#[test]
+fn interpolation_mixes_each_weight_and_refuses_bad_shares_and_shapes() {
+    use engine::bert::BertModel;
+    use engine::training::interpolate::interpolate;
+    let config = crate::common::tiny_config(2);
+    let device = Device::flex();
+    let start = BertModel::random(&config, 3, &device).unwrap();
+    let tuned = BertModel::random(&config, 4, &device).unwrap();
+    let tensors = |m: &BertModel| m.named_tensors().unwrap();
+    let mixed = interpolate(&start, &tuned, 0.25, &device).unwrap();
+    let (a, b, m) = (tensors(&start), tensors(&tuned), tensors(&mixed));
+    assert_eq!(a.len(), m.len());
+    for ((a, b), m) in a.iter().zip(&b).zip(&m) {
+        assert_eq!((&a.0, &a.1), (&m.0, &m.1));
+        for ((x, y), z) in a.2.iter().zip(&b.2).zip(&m.2) {
+            assert!((z - (0.25 * x + 0.75 * y)).abs() < 1e-6, "{}: {z}", m.0);
+        }
+    }
+    assert_eq!(
+        tensors(&interpolate(&start, &tuned, 0.0, &device).unwrap()),
+        b
+    );
+    assert_eq!(
+        tensors(&interpolate(&start, &tuned, 1.0, &device).unwrap()),
+        a
+    );
+    for bad in [-0.1, 1.5, f64::NAN] {
+        assert!(interpolate(&start, &tuned, bad, &device).is_err(), "{bad}");
+    }
+    let other = BertModel::random(&crate::common::tiny_config(1), 3, &device).unwrap();
+    let err = interpolate(&start, &other, 0.5, &device).unwrap_err();
+    assert!(err.to_string().contains("different shapes"), "{err}");
+}

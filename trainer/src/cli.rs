@@ -35,6 +35,10 @@ pub enum Command {
     Eval(EvalArgs),
     /// Copy a model folder (the files the engine reads), optionally with F16 weights for the web.
     Export(ExportArgs),
+    /// Move a fine-tuned model's weights part of the way back to the model it started from
+    /// (weight-space ensembling): most of the fine-tuning's gain, most of the start's general
+    /// retrieval, no training.
+    Interpolate(InterpolateArgs),
     /// Fine-tune an encoder to follow instructions (InF-Embed objectives, InfoNCE, dual views).
     Train(TrainArgs),
     /// Learn live as the web page's teach mode does: a few steps on dual-view records built
@@ -63,6 +67,32 @@ pub struct TrainArgs {
     pub skip_bad_records: bool,
     #[command(flatten)]
     pub overrides: crate::train::config::TrainOverrides,
+}
+
+/// `trainer interpolate`.
+#[derive(Args, Debug)]
+pub struct InterpolateArgs {
+    /// The model the fine-tuning started from.
+    #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
+    pub start: PathBuf,
+    /// The fine-tuned model (its other files are copied).
+    #[arg(long)]
+    pub tuned: PathBuf,
+    /// Share of the start's weights: 0 = the fine-tuned model, 1 = the start, 0.3 = 0.7 x
+    /// fine-tuned + 0.3 x start.
+    #[arg(long, value_parser = share)]
+    pub start_share: f64,
+    /// Destination folder (created).
+    #[arg(long)]
+    pub output: PathBuf,
+}
+
+/// A share in [0, 1].
+fn share(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{text}' is not a number within 0 and 1")),
+    }
 }
 
 /// `trainer lesson`.

@@ -59,6 +59,23 @@ fn export(args: cli::ExportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn interpolate(args: cli::InterpolateArgs) -> anyhow::Result<()> {
+    let start = engine::ModelFiles::read_dir(&args.start)?;
+    let tuned = engine::ModelFiles::read_dir(&args.tuned)?;
+    let device = engine::Device::flex();
+    engine::training::interpolate::interpolate_files(&start, &tuned, args.start_share, &device)?
+        .write_dir(&args.output)?;
+    eprintln!(
+        "model written to {}: {:.2} x {} + {:.2} x {}",
+        args.output.display(),
+        1.0 - args.start_share,
+        args.tuned.display(),
+        args.start_share,
+        args.start.display()
+    );
+    Ok(())
+}
+
 /// The command line, with each `train` setting's default appended to its help.
 fn command() -> clap::Command {
     cli::Cli::command().mut_subcommand("train", |mut train| {
@@ -88,6 +105,7 @@ fn main() {
         cli::Command::Demo(a) => demo::run(a),
         cli::Command::Eval(a) => eval::run(a),
         cli::Command::Export(a) => export(a),
+        cli::Command::Interpolate(a) => interpolate(a),
         cli::Command::Train(a) => train::run(a),
         cli::Command::Lesson(a) => lesson::run(a),
         cli::Command::Synth { command } => synth::run(command),

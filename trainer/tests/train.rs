@@ -975,3 +975,56 @@ fn a_lesson_on_one_judged_topic_trains_on_its_pairs_and_is_judged_on_a_held_out_
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no query of topic w9-999"));
 }
+
+#[test]
+fn start_share_saves_the_mix_of_start_and_trained_weights_as_trainer_interpolate_does() {
+    let (dir, model, data, out) = fresh("start-share", 6);
+    let mut args = common(&model, &data, &out);
+    args.extend(["--max-steps", "3", "--start-share", "0.5"]);
+    ok(&train(&args));
+    let (start, tuned, mixed) = (
+        weights(&model),
+        weights(&out.join("model-tuned")),
+        weights(&out.join("model")),
+    );
+    assert!(
+        max_diff(&start, &tuned) > 1e-4,
+        "training moved the weights"
+    );
+    for (((name, s), (_, t)), (_, m)) in start.iter().zip(&tuned).zip(&mixed) {
+        for ((s, t), m) in s.iter().zip(t).zip(m) {
+            assert!(
+                (m - (s + t) / 2.0).abs() < 1e-6,
+                "{name}: {m} vs {s} and {t}"
+            );
+        }
+    }
+    // The command mixes the same way.
+    let again = dir.join("again");
+    let interpolate = |start: &Path, share: &str, output: &Path| {
+        crate::common::trainer(&[
+            "interpolate",
+            "--start",
+            s(start),
+            "--tuned",
+            s(&out.join("model-tuned")),
+            "--start-share",
+            share,
+            "--output",
+            s(output),
+        ])
+    };
+    ok(&interpolate(&model, "0.5", &again));
+    assert_eq!(weights(&again), mixed);
+    // Bad shares and a start of another shape are refused, and nothing is written.
+    let (refused, base) = (dir.join("refused"), base_model_dir());
+    for (start, share, says) in [
+        (model.as_path(), "1.5", "within 0 and 1"),
+        (base.as_path(), "0.5", "shape differs"),
+    ] {
+        let run = interpolate(start, share, &refused);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success() && err.contains(says), "{err}");
+        assert!(!refused.exists());
+    }
+}

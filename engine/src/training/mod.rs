@@ -6,6 +6,7 @@
 pub mod attributes;
 pub mod batch;
 pub mod distill;
+pub mod interpolate;
 pub mod judged;
 #[cfg(feature = "autodiff")]
 pub mod lesson;

@@ -438,10 +438,19 @@ impl Run {
             self.checkpoint()?;
         }
         let model_dir = self.config.output.join("model");
-        self.model
-            .valid()
-            .to_files(&self.setup.base)?
+        let trained = self.model.valid().to_files(&self.setup.base)?;
+        if self.config.start_share > 0.0 {
+            trained.write_dir(self.config.output.join("model-tuned"))?;
+            engine::training::interpolate::interpolate_files(
+                &self.setup.base,
+                &trained,
+                self.config.start_share,
+                &self.setup.device,
+            )?
             .write_dir(&model_dir)?;
+        } else {
+            trained.write_dir(&model_dir)?;
+        }
         self.evaluate()?;
         self.log.plot(&self.config.output)?;
         eprintln!(
@@ -546,6 +555,12 @@ impl Plan {
         }
         if !(0.0..=1.0).contains(&c.instruction_fraction) || !(0.0..1.0).contains(&c.warmup_ratio) {
             bail!("--instruction-fraction must be in [0, 1] and --warmup-ratio in [0, 1)");
+        }
+        if !(0.0..=1.0).contains(&c.start_share) {
+            bail!("--start-share must be in [0, 1]");
+        }
+        if c.start_share > 0.0 && cross {
+            bail!("--start-share mixes the encoder alone: not with cross-attention");
         }
         if c.max_steps == 0 && c.epochs == 0 {
             bail!("nothing to do: --epochs 0 and --max-steps 0");
