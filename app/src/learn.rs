@@ -1,9 +1,10 @@
 //! Learn live (teach mode): the page fine-tunes the loaded model for a few steps on dual-view
 //! records built from the demo set's judgments, and watches queries it never trained on.
 //!
-//! The training itself is the engine's ([`engine::training::lesson`]: the records, the loss,
-//! clipping and AdamW that `trainer lesson` and `trainer train` run). It runs in a Web Worker
-//! built as a second wasm (`learn`, with the engine's `autodiff` feature): a CPU step takes
+//! The training itself is the engine's ([`engine::training::lesson`]: the loss, clipping and
+//! AdamW that `trainer lesson` and `trainer train` run) on the `synth` crate's lesson records.
+//! It runs in a Web Worker built as a second wasm (`learn`, with the engine's `autodiff`
+//! feature): a CPU step takes
 //! seconds, which the page's thread cannot give without freezing, and visitors who never press
 //! "Train" never download the training code (the page's own wasm stays as it was).
 //!
@@ -133,8 +134,9 @@ pub use learner::Learner;
 
 #[cfg(feature = "learn")]
 mod learner {
-    use engine::training::lesson::{Lesson, LessonRun, LessonScores, LessonSettings};
+    use engine::training::lesson::{LessonRun, LessonScores, LessonSettings};
     use engine::{BackendKind, Device, Encoder, ModelFiles};
+    use synth::lesson::Lesson;
 
     use super::{HeldOut, LearnReply, LearnRequest, StepReport};
 
@@ -171,7 +173,7 @@ mod learner {
                 seed,
                 ..LessonSettings::default()
             };
-            let run = LessonRun::new(files, &lesson, settings, &device)?;
+            let run = LessonRun::new(files, lesson.records.clone(), settings, &device)?;
             let encoder = run.encoder()?;
             Ok(Learner {
                 backend,
@@ -187,7 +189,9 @@ mod learner {
                 records: self.lesson.records.len(),
                 held_out_queries: self.lesson.held_out.queries.len(),
                 backend: self.backend.name().into(),
-                held_out: self.lesson.evaluate_async(&self.encoder).await?.into(),
+                held_out: LessonScores::evaluate_async(&self.lesson.held_out, &self.encoder)
+                    .await?
+                    .into(),
             })
         }
 
@@ -198,7 +202,9 @@ mod learner {
             let step = self.run.step_async().await?;
             self.encoder = self.run.encoder()?;
             let stepped = now();
-            let held_out = self.lesson.evaluate_async(&self.encoder).await?.into();
+            let held_out = LessonScores::evaluate_async(&self.lesson.held_out, &self.encoder)
+                .await?
+                .into();
             Ok(StepReport {
                 step: step.step,
                 loss: step.loss,

@@ -12,6 +12,7 @@ use crate::error::{EngineError, Result};
 
 #[cfg(all(not(target_arch = "wasm32"), feature = "encoder"))]
 pub mod published;
+pub mod records;
 
 /// One passage of a corpus.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

@@ -535,69 +535,6 @@ fn random_model_round_trips_through_safetensors() {
     assert_ne!(bytes, engine::bert::random_safetensors(&config, 4).unwrap());
 }
 
-#[test]
-fn attribute_records_are_exactly_labelled_and_varied() {
-    use engine::training::attributes::{attribute_record, Constraint};
-    let passages = [
-        "The bread costs $4 and was first baked in 1998 by a small bakery in Lyon, France, where it became popular.",
-        "Sourdough bread is made with a fermented starter, flour, water and salt; the long rise gives flavour.",
-        "Why does sourdough taste sour? Lactic acid bacteria in the starter produce acids during fermentation, which the long, slow rise lets develop into the tangy flavour that bakers and eaters love, and which also helps the bread keep for days without going stale, unlike many quick breads made with commercial yeast.",
-        "Bake at 230 degrees for 40 minutes.",
-        "A starter is flour and water left to ferment.",
-    ];
-    let mut rng = SplitMix64::new(5);
-    let mut made = 0;
-    let mut instructions = BTreeSet::new();
-    for _ in 0..20 {
-        for p in &passages {
-            for n in &passages {
-                if p == n {
-                    continue;
-                }
-                let Some(r) = attribute_record("sourdough bread", p, n, &mut rng) else {
-                    continue;
-                };
-                made += 1;
-                assert_eq!(
-                    r.constraint.holds(&r.record.positive),
-                    Some(r.polarity),
-                    "{r:?}"
-                );
-                assert_eq!(
-                    r.constraint.holds(&r.record.instruction_negatives[0]),
-                    Some(!r.polarity),
-                    "{r:?}"
-                );
-                assert_ne!(
-                    Some(&r.record.instruction),
-                    r.record.instruction_reversed.as_ref()
-                );
-                let t = &TrainingRecord::InstructionNegative(r.record.clone()).tuples(30);
-                assert_eq!(t.len(), 2, "a dual-view record");
-                assert_eq!(t[1].positive, *n);
-                instructions.insert(r.record.instruction.clone());
-            }
-        }
-    }
-    assert!(made > 100);
-    assert!(
-        instructions.len() >= 20,
-        "phrasings vary: {}",
-        instructions.len()
-    );
-    // Detectors.
-    assert_eq!(Constraint::Year.holds("founded in 1887"), Some(true));
-    assert_eq!(Constraint::Year.holds("call 12345 now"), Some(false));
-    assert_eq!(Constraint::Money.holds("it costs 20 dollars"), Some(true));
-    assert_eq!(Constraint::Short.holds(&"word ".repeat(60)), None);
-    assert_eq!(
-        Constraint::Mentions("lyon".into()).holds("Baked in Lyon."),
-        Some(true)
-    );
-    // Identical passages never make a record.
-    assert!(attribute_record("q", passages[0], passages[0], &mut rng).is_none());
-}
-
 /// A deterministic spread of values in [-7, 7], the range GELU sees in BERT and beyond.
 fn spread(n: usize, seed: u64) -> Vec<f32> {
     let mut rng = SplitMix64::new(seed);

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::args::positive;
+pub use crate::args::ModelArgs;
+
 /// Instruction-following retrieval: embed, index and search with a BERT-family encoder.
 #[derive(Parser, Debug)]
 #[command(name = "trainer", version, about)]
@@ -144,24 +147,6 @@ pub struct ExportArgs {
     /// The model's name in the page's picker (default: the key).
     #[arg(long, requires = "index")]
     pub name: Option<String>,
-}
-
-/// Model and device options shared by every command.
-#[derive(Args, Debug, Clone)]
-pub struct ModelArgs {
-    /// Hugging Face style model folder (config.json, tokenizer.json, model.safetensors).
-    #[arg(long, env = "IFIR_MODEL", default_value = "models/all-MiniLM-L6-v2")]
-    pub model: PathBuf,
-    /// Compute device: cpu, wgpu, vulkan or cuda (GPU ones need the matching cargo feature).
-    #[arg(long, default_value = "cpu")]
-    pub device: engine::BackendKind,
-    /// Texts per forward pass.
-    #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
-    pub batch_size: usize,
-    /// Arithmetic of the dense layers: f32, or int8 (8-bit products on the CPU; faster where
-    /// the CPU has AVX-512 VNNI, embeddings within the quantisation's error).
-    #[arg(long, default_value = "f32")]
-    pub precision: engine::Precision,
 }
 
 /// `trainer embed`.
@@ -413,26 +398,6 @@ pub struct EvalArgs {
     pub precision: engine::Precision,
 }
 
-impl ModelArgs {
-    /// Loads the encoder on the requested device.
-    pub fn load(&self) -> anyhow::Result<engine::Encoder> {
-        let device = self.device.device()?;
-        if !self.model.join("model.safetensors").is_file()
-            && self.model.ends_with("all-MiniLM-L6-v2")
-            && !self.model.exists()
-        {
-            anyhow::bail!(
-                "{}: default model not found; fetch it with `cargo xtask fetch-model` or pass --model DIR",
-                self.model.display()
-            );
-        }
-        let mut encoder = engine::Encoder::load(&self.model, &device)?;
-        encoder.set_precision(self.precision)?;
-        encoder.batch_size = self.batch_size;
-        Ok(encoder)
-    }
-}
-
 impl TemplateArgs {
     /// Joins `encoder`'s instructions and queries with the template; a model trained with
     /// cross-attention keeps its module, and says so when a template other than the default
@@ -470,14 +435,4 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 
 fn parse_template(text: &str) -> Result<engine::QueryTemplate, String> {
     text.parse().map_err(|e: engine::EngineError| e.to_string())
-}
-
-/// A count that must be at least 1 (`--batch-size`, `--top-k`): 0 would silently mean 1 or
-/// nothing.
-pub fn positive(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
-    }
 }

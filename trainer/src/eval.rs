@@ -10,7 +10,8 @@ use engine::data::{EvalSet, Mode};
 use engine::metrics::report::{MtebTask, Report};
 use engine::metrics::{evaluate, Metric, ModeReport, PerQuery, QuerySet, Run, WiseConfig};
 
-use crate::cli::{EvalArgs, JudgeKind, ModelArgs};
+use crate::args::ModelArgs;
+use crate::cli::{EvalArgs, JudgeKind};
 use crate::progress;
 
 /// Default metrics of the `--qrels --run` form.

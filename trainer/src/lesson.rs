@@ -3,7 +3,8 @@
 //! `trainer train --config DIR/config.json` can retrace it.
 
 use anyhow::Context;
-use engine::training::lesson::{Lesson, LessonRun, LessonScores, LessonSettings};
+use engine::training::lesson::{LessonRun, LessonScores, LessonSettings};
+use synth::lesson::Lesson;
 
 use crate::cli::LessonArgs;
 
@@ -49,16 +50,16 @@ pub fn run(args: LessonArgs) -> anyhow::Result<()> {
     );
     let device = args.model.device.device()?;
     let base = engine::ModelFiles::read_dir(&args.model.model)?;
-    let mut run = LessonRun::new(&base, &lesson, settings, &device)?;
+    let mut run = LessonRun::new(&base, lesson.records.clone(), settings, &device)?;
     let mut log = Vec::new();
-    let before = lesson.evaluate(&run.encoder()?)?;
+    let before = LessonScores::evaluate(&lesson.held_out, &run.encoder()?)?;
     report("before", &before);
     log.push(serde_json::json!({"step": 0, "eval": before}));
     for _ in 0..args.steps {
         let started = std::time::Instant::now();
         let step = run.step()?;
         let seconds = started.elapsed().as_secs_f64();
-        let scores = lesson.evaluate(&run.encoder()?)?;
+        let scores = LessonScores::evaluate(&lesson.held_out, &run.encoder()?)?;
         report(
             &format!(
                 "step {} loss {:.4} -> {:.4} after the update ({seconds:.1} s)",

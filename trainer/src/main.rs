@@ -2,6 +2,7 @@
 //! format and retrieval concept lives in the `engine` crate; this binary parses arguments,
 //! shows progress and prints results.
 
+mod args;
 mod chat;
 mod cli;
 mod demo;
@@ -13,9 +14,6 @@ mod progress;
 mod search;
 mod store;
 mod synth;
-mod synth_anchors;
-mod synth_judged;
-mod synth_llm;
 mod train;
 
 use clap::{CommandFactory, FromArgMatches};

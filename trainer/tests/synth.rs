@@ -629,7 +629,7 @@ fn synth_judged_makes_both_polarities_with_every_relevant_passage_as_a_positive(
     assert_eq!(replay, texts.len(), "one replay record per query text");
     assert_eq!(lines.len(), dual + replay);
     // The trainer reads the file as it is.
-    let file = engine::training::records::RecordFile::open(&out, false, &mut |_, _| {}).unwrap();
+    let file = engine::data::records::RecordFile::open(&out, false, &mut |_, _| {}).unwrap();
     assert_eq!(file.len(), lines.len());
 }
 
@@ -650,4 +650,107 @@ fn synth_judged_with_every_query_excluded_fails_without_writing() {
     let o = synth_judged(&demo, &out, &["--positives", "all"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("'every' or 'zip'"));
+}
+
+#[test]
+fn passage_anchors_take_passages_as_queries_with_their_nearest_others_as_candidates() {
+    let dir = tmp("passage-anchors");
+    let set = dir.join("set");
+    small_set(&set);
+    let out = dir.join("anchors.jsonl");
+    let anchors = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_trainer"))
+            .env("IFIR_MODEL", crate::common::model_dir())
+            .args(["synth", "anchors", "--set"])
+            .arg(&set)
+            .args(["--set"])
+            .arg(&set)
+            .args(["--candidates", "3", "--output"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let run = anchors(&["--passages-as-queries", "6"]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let records = read_lines(&out);
+    assert_eq!(records.len(), 12, "6 passages of each --set");
+    let corpus: Vec<Value> = std::fs::read_to_string(set.join("corpus.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let text_of = |p: &Value| {
+        let (title, text) = (p["title"].as_str().unwrap(), p["text"].as_str().unwrap());
+        if title.is_empty() {
+            text.to_string()
+        } else {
+            format!("{title} {text}")
+        }
+    };
+    let texts: Vec<String> = corpus.iter().map(text_of).collect();
+    // The base model's embeddings of every passage (`trainer embed`).
+    let input = dir.join("texts.jsonl");
+    let lines: Vec<String> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"_id": i.to_string(), "text": t}).to_string())
+        .collect();
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let embedded = dir.join("embedded.jsonl");
+    let run = crate::common::trainer(&[
+        "embed",
+        "--input",
+        crate::common::s(&input),
+        "--output",
+        crate::common::s(&embedded),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let embeddings: Vec<Vec<f32>> = read_lines(&embedded)
+        .iter()
+        .map(|l| serde_json::from_value(l["embedding"].clone()).unwrap())
+        .collect();
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    for r in &records {
+        assert_eq!(r["instruction"], "");
+        let query = r["query"].as_str().unwrap();
+        assert!(
+            texts.iter().any(|t| t == query),
+            "the query is a passage: {query}"
+        );
+        let candidates: Vec<&str> = std::iter::once(r["positive"].as_str().unwrap())
+            .chain(
+                r["negatives"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap()),
+            )
+            .collect();
+        assert_eq!(candidates.len(), 3);
+        assert!(
+            !candidates.contains(&query),
+            "a passage is not its own candidate"
+        );
+        // The candidates are the passages nearest to the query passage, nearest first.
+        let q = texts.iter().position(|t| t == query).unwrap();
+        let mut others: Vec<(f32, &str)> = (0..texts.len())
+            .filter(|&o| o != q)
+            .map(|o| (dot(&embeddings[q], &embeddings[o]), texts[o].as_str()))
+            .collect();
+        others.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let nearest: Vec<&str> = others.iter().take(3).map(|(_, t)| *t).collect();
+        assert_eq!(candidates, nearest, "{query}");
+    }
+    // Written instructions and passages as queries are one or the other.
+    let both = anchors(&["--passages-as-queries", "6", "--instructions", "x.jsonl"]);
+    assert!(!both.status.success());
 }

@@ -56,7 +56,7 @@ struct Dataset {
 enum Synth {
     /// `synth renderings` from the MS MARCO subset, its held-out split in `FOLDER/heldout`.
     Renderings,
-    /// `synth anchors` from the MS MARCO subset and InstructIR's written instructions.
+    /// `synth anchors`: distillation anchors from the sets its arguments name.
     Anchors,
     /// `synth judged`: the sets are in the arguments.
     Judged,
@@ -177,9 +177,10 @@ fn build_trainer(gpu: bool) -> anyhow::Result<PathBuf> {
     Ok(target_dir().join("release/trainer"))
 }
 
-/// `trainer synth KIND` into `data.folder/train.jsonl`, unless already there. Renderings and
-/// anchors are made from the MS MARCO subset in ../shared/data (renderings hold 10% of its
-/// queries out in `heldout/`, the split every comparison's MS MARCO row uses).
+/// `trainer synth KIND` into `data.folder/train.jsonl`, unless already there. Renderings are
+/// made from the MS MARCO subset in ../shared/data (holding 10% of its queries out in
+/// `heldout/`, the split every comparison's MS MARCO row uses); anchors and judged records from
+/// the sets their manifest arguments name. Every folder an argument names must exist.
 fn synthesize(trainer: &Path, base: &Path, data: &Dataset) -> anyhow::Result<()> {
     let folder = root().join(&data.folder);
     let output = folder.join("train.jsonl");
@@ -187,34 +188,31 @@ fn synthesize(trainer: &Path, base: &Path, data: &Dataset) -> anyhow::Result<()>
         println!("synthesized data found in {}: kept", folder.display());
         return Ok(());
     }
-    let shared = root().join("../shared/data");
-    let msmarco = shared.join("msmarco-subset");
+    for arg in data.args.iter().filter(|a| a.starts_with("../shared/")) {
+        anyhow::ensure!(
+            root().join(arg).exists(),
+            "{} is made from {arg}, which is absent",
+            data.folder.display()
+        );
+    }
     let mut command = Command::new(trainer);
     command.args(["synth", data.synth.name()]);
     match data.synth {
         Synth::Renderings => {
+            let msmarco = root().join("../shared/data/msmarco-subset");
+            anyhow::ensure!(
+                msmarco.is_dir(),
+                "{} is made from {}, which is absent",
+                data.folder.display(),
+                msmarco.display()
+            );
             command.arg("--heldout").arg(folder.join("heldout"));
+            command.arg("--model").arg(base).arg("--set").arg(&msmarco);
         }
         Synth::Anchors => {
-            let instructions =
-                shared.join("instructir-instructions/only_instruction_queries.jsonl");
-            anyhow::ensure!(
-                instructions.is_file(),
-                "distillation anchors need {}, which is absent",
-                instructions.display()
-            );
-            command.arg("--instructions").arg(&instructions);
+            command.arg("--model").arg(base);
         }
         Synth::Judged => {}
-    }
-    if matches!(data.synth, Synth::Renderings | Synth::Anchors) {
-        anyhow::ensure!(
-            msmarco.is_dir(),
-            "{} is made from {}, which is absent",
-            data.folder.display(),
-            msmarco.display()
-        );
-        command.arg("--model").arg(base).arg("--set").arg(&msmarco);
     }
     step(&format!(
         "trainer synth {} {} into {}",

@@ -14,78 +14,8 @@
 
 use std::collections::HashMap;
 
+use crate::data::records::TrainingTuple;
 use crate::rng::SplitMix64;
-use crate::training::records::TrainingRecord;
-
-/// One (instruction, query) with its positive passage and hard negatives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrainingTuple {
-    /// The instruction ("" for the query alone).
-    pub instruction: String,
-    /// The query.
-    pub query: String,
-    /// The passage relevant to instruction + query.
-    pub positive: String,
-    /// Hard negatives (instruction negatives first).
-    pub negatives: Vec<String>,
-}
-
-impl TrainingRecord {
-    /// The record's tuples, each keeping at most `max_negatives` hard negatives.
-    pub fn tuples(&self, max_negatives: usize) -> Vec<TrainingTuple> {
-        match self {
-            TrainingRecord::InfIr(r) => vec![
-                TrainingTuple {
-                    instruction: r.instruction_positive.clone(),
-                    query: r.query_positive.clone(),
-                    positive: r.document_positive.clone(),
-                    negatives: Vec::new(),
-                },
-                TrainingTuple {
-                    instruction: r.instruction_negative.clone(),
-                    query: r.query_positive.clone(),
-                    positive: r.hard_negative_document_1.clone(),
-                    negatives: Vec::new(),
-                },
-                TrainingTuple {
-                    instruction: r.instruction_positive.clone(),
-                    query: r.query_negative.clone(),
-                    positive: r.hard_negative_document_2.clone(),
-                    negatives: Vec::new(),
-                },
-            ],
-            TrainingRecord::InstructionNegative(r) => {
-                let original = TrainingTuple {
-                    instruction: r.instruction.clone(),
-                    query: r.query.clone(),
-                    positive: r.positive.clone(),
-                    negatives: r
-                        .instruction_negatives
-                        .iter()
-                        .chain(&r.negatives)
-                        .take(max_negatives)
-                        .cloned()
-                        .collect(),
-                };
-                let mut out = vec![original];
-                if let Some(reversed) = &r.instruction_reversed {
-                    out.push(TrainingTuple {
-                        instruction: reversed.clone(),
-                        query: r.query.clone(),
-                        positive: r.instruction_negatives[0].clone(),
-                        negatives: std::iter::once(&r.positive)
-                            .chain(&r.instruction_negatives[1..])
-                            .chain(&r.negatives)
-                            .take(max_negatives)
-                            .cloned()
-                            .collect(),
-                    });
-                }
-                out
-            }
-        }
-    }
-}
 
 /// The record order of one epoch: a seeded shuffle, a pure function of `(seed, epoch)` so a
 /// resumed run replays exactly the batches an uninterrupted one would.

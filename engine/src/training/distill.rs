@@ -14,7 +14,7 @@
 use burn::tensor::{activation::log_softmax, Int, Tensor, TensorData};
 
 use crate::bert::MASKED;
-use crate::training::records::TrainingRecord;
+use crate::data::records::TrainingRecord;
 use crate::training::TrainingTuple;
 
 /// An (instruction, query) and the passages whose teacher ranking the student keeps.
@@ -130,7 +130,7 @@ fn softmax(cosines: &[f32], temperature: f64) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::training::records::InstructionNegativeRecord;
+    use crate::data::records::InstructionNegativeRecord;
 
     fn device() -> crate::Device {
         crate::Device::flex()

@@ -1,20 +1,17 @@
-//! Fine-tuning support that belongs with the model rather than with a training loop: the
-//! record formats ([`records`]), batching ([`batch`]), the contrastive objectives
-//! ([`objectives`]) and the differentiable embedding of texts ([`embed`]). The loop itself
-//! (optimiser, checkpoints, logs) is the `trainer` binary's.
+//! Fine-tuning support that belongs with the model rather than with a training loop: batching
+//! ([`batch`]) of the training records ([`crate::data::records`]), the contrastive objectives
+//! ([`objectives`]), distillation ([`distill`]), one optimiser step ([`step`]), the lesson's
+//! loop ([`lesson`]), weight interpolation ([`interpolate`]) and the differentiable embedding
+//! of texts. The loop of a run (checkpoints, logs) is the `trainer` binary's; the programs that
+//! write training records are the `synth` crate's.
 
-pub mod attributes;
 pub mod batch;
 pub mod distill;
 pub mod interpolate;
-pub mod judged;
 #[cfg(feature = "autodiff")]
 pub mod lesson;
 pub mod model;
 pub mod objectives;
-pub mod records;
-pub mod renderings;
-pub mod settings;
 #[cfg(feature = "autodiff")]
 pub mod step;
 
@@ -27,7 +24,9 @@ use crate::error::Result;
 use crate::instruction::CrossAttentionInteraction;
 use crate::tokenize::TextTokenizer;
 
-pub use batch::{epoch_order, BatchLayout, TrainingTuple, TupleIndex};
+pub use crate::data::records;
+pub use crate::data::records::TrainingTuple;
+pub use batch::{epoch_order, BatchLayout, TupleIndex};
 pub use distill::{distillation_loss, AnchorRow, DistillationAnchor};
 pub use objectives::{Factor, Loss, Objective};
 pub use records::{RecordFile, TrainingRecord};

@@ -11,12 +11,13 @@ use burn::optim::{AdamWConfig, GradientsParams};
 use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
+use crate::data::records::TrainingTuple;
+use crate::data::records::{RecordFile, TrainingRecord};
 use crate::error::{EngineError, Result};
 use crate::rng::SplitMix64;
-use crate::training::batch::{epoch_order, BatchLayout, TrainingTuple};
+use crate::training::batch::{epoch_order, BatchLayout};
 use crate::training::model::{Texts, TrainModel};
 use crate::training::objectives::Loss;
-use crate::training::records::{RecordFile, TrainingRecord};
 
 /// Stream id of the I-block sampling generator (the data order uses the epoch number).
 pub const SAMPLING_STREAM: u64 = 0x5EED_1B10_C40D;
@@ -380,7 +381,7 @@ mod tests {
 
     #[test]
     fn a_stream_visits_every_record_once_per_epoch_in_whole_batches() {
-        use crate::training::records::InstructionNegativeRecord;
+        use crate::data::records::InstructionNegativeRecord;
         let records: Vec<TrainingRecord> = (0..5)
             .map(|i| {
                 TrainingRecord::InstructionNegative(InstructionNegativeRecord {

@@ -19,8 +19,8 @@
 //! * [`Setting::People`]: plural nouns of one group of people swapped for the other group's
 //!   (children and adults, women and men).
 
-use crate::rng::SplitMix64;
-use crate::training::renderings::{capital, Phrasing};
+use crate::phrasing::{capital, Phrasing};
+use engine::rng::SplitMix64;
 
 /// A world region, the value of a place constraint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

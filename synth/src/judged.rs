@@ -35,10 +35,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::data::{EvalSet, Mode, Qrels, Query};
-use crate::error::{EngineError, Result};
-use crate::rng::SplitMix64;
-use crate::training::records::{InfIrRecord, InstructionNegativeRecord, TrainingRecord};
+use engine::data::records::{InfIrRecord, InstructionNegativeRecord, TrainingRecord};
+use engine::data::{EvalSet, Mode, Qrels, Query};
+use engine::error::{EngineError, Result};
+use engine::rng::SplitMix64;
 
 /// Which relevant passages become positives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -434,7 +434,7 @@ impl<'a> Maker<'a, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::Passage;
+    use engine::data::Passage;
 
     fn passage(id: &str) -> Passage {
         Passage {

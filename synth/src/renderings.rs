@@ -26,10 +26,11 @@
 //! phrasings, positive and negated ("not from a forum", "anything but a list"); the reversed
 //! view is either the negation of the first or a request for the other value.
 
-use super::attributes::Constraint;
-use super::settings::Setting;
-use crate::rng::SplitMix64;
-use crate::training::records::{InfIrRecord, InstructionNegativeRecord};
+use crate::attributes::Constraint;
+use crate::phrasing::{capital, pick, Phrasing, PhrasingMix};
+use crate::settings::Setting;
+use engine::data::records::{InfIrRecord, InstructionNegativeRecord};
+use engine::rng::SplitMix64;
 
 /// Where a text comes from (InfoSearch's source/genre dimension, widened).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,18 +111,6 @@ const FORMATS: [Format; 4] = [
     Format::Steps,
     Format::QuestionAnswer,
 ];
-
-fn pick<'a>(options: &[&'a str], rng: &mut SplitMix64) -> &'a str {
-    options[rng.below(options.len())]
-}
-
-/// `s` with its first letter in upper case.
-pub(super) fn capital(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-        .unwrap_or_default()
-}
 
 /// The sentences of `text` (split after `.`, `!` or `?` followed by a space and a capital
 /// letter or a digit), trimmed, non-empty.
@@ -470,48 +459,6 @@ pub fn render_format(
             format!("{q} {}\n{a} {}", as_question(query), s.join(" "))
         }
     })
-}
-
-/// How an instruction names the value it wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phrasing {
-    /// Asks for the wanted value ("Only forum posts, please.").
-    Request,
-    /// Excludes the other value ("No news articles, please.").
-    Exclusion,
-    /// Names both, the wanted one and the excluded one ("Forum posts, not news articles."):
-    /// the values' words alone cannot tell the instruction from its reversal, only the
-    /// negation's scope can.
-    Contrast,
-}
-
-/// The shares of [`Phrasing::Exclusion`] and [`Phrasing::Contrast`]; the rest are requests.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PhrasingMix {
-    /// Share of exclusions.
-    pub exclusion: f64,
-    /// Share of contrasts.
-    pub contrast: f64,
-}
-
-impl PhrasingMix {
-    /// Requests only.
-    pub const REQUESTS: PhrasingMix = PhrasingMix {
-        exclusion: 0.0,
-        contrast: 0.0,
-    };
-
-    /// One phrasing drawn with `rng`.
-    pub fn draw(&self, rng: &mut SplitMix64) -> Phrasing {
-        let u = rng.uniform();
-        if u < self.contrast {
-            Phrasing::Contrast
-        } else if u < self.contrast + self.exclusion {
-            Phrasing::Exclusion
-        } else {
-            Phrasing::Request
-        }
-    }
 }
 
 /// A value's name in an instruction: singular ("a forum thread") and plural ("forum posts").

@@ -9,8 +9,8 @@
 //! so a model can only fit the record by reading the instruction. Labels are exact because the
 //! constraint is evaluated on the text, not guessed by a model.
 
-use crate::rng::SplitMix64;
-use crate::training::records::InstructionNegativeRecord;
+use engine::data::records::InstructionNegativeRecord;
+use engine::rng::SplitMix64;
 
 /// A property of a passage's text that a program can decide.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -211,8 +211,9 @@ impl Constraint {
     /// A natural instruction asking for passages where [`Constraint::holds`] is `polarity`,
     /// one of several phrasings drawn with `rng`.
     pub fn phrase(&self, polarity: bool, rng: &mut SplitMix64) -> String {
-        let pick =
-            |options: &[&str], rng: &mut SplitMix64| options[rng.below(options.len())].to_string();
+        let pick = |options: &[&str], rng: &mut SplitMix64| {
+            crate::phrasing::pick(options, rng).to_string()
+        };
         match (self, polarity) {
             (Constraint::Numbers, true) => pick(&[
                 "Only passages that give concrete numbers.",
@@ -398,4 +399,73 @@ pub fn attribute_record(
         });
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::data::records::TrainingRecord;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn attribute_records_are_exactly_labelled_and_varied() {
+        let passages = [
+            "The bread costs $4 and was first baked in 1998 by a small bakery in Lyon, France, where it became popular.",
+            "Sourdough bread is made with a fermented starter, flour, water and salt; the long rise gives flavour.",
+            "Why does sourdough taste sour? Lactic acid bacteria in the starter produce acids during fermentation, which the long, slow rise lets develop into the tangy flavour that bakers and eaters love, and which also helps the bread keep for days without going stale, unlike many quick breads made with commercial yeast.",
+            "Bake at 230 degrees for 40 minutes.",
+            "A starter is flour and water left to ferment.",
+        ];
+        let mut rng = SplitMix64::new(5);
+        let mut made = 0;
+        let mut instructions = BTreeSet::new();
+        for _ in 0..20 {
+            for p in &passages {
+                for n in &passages {
+                    if p == n {
+                        continue;
+                    }
+                    let Some(r) = attribute_record("sourdough bread", p, n, &mut rng) else {
+                        continue;
+                    };
+                    made += 1;
+                    assert_eq!(
+                        r.constraint.holds(&r.record.positive),
+                        Some(r.polarity),
+                        "{r:?}"
+                    );
+                    assert_eq!(
+                        r.constraint.holds(&r.record.instruction_negatives[0]),
+                        Some(!r.polarity),
+                        "{r:?}"
+                    );
+                    assert_ne!(
+                        Some(&r.record.instruction),
+                        r.record.instruction_reversed.as_ref()
+                    );
+                    let t = &TrainingRecord::InstructionNegative(r.record.clone()).tuples(30);
+                    assert_eq!(t.len(), 2, "a dual-view record");
+                    assert_eq!(t[1].positive, *n);
+                    instructions.insert(r.record.instruction.clone());
+                }
+            }
+        }
+        assert!(made > 100);
+        assert!(
+            instructions.len() >= 20,
+            "phrasings vary: {}",
+            instructions.len()
+        );
+        // Detectors.
+        assert_eq!(Constraint::Year.holds("founded in 1887"), Some(true));
+        assert_eq!(Constraint::Year.holds("call 12345 now"), Some(false));
+        assert_eq!(Constraint::Money.holds("it costs 20 dollars"), Some(true));
+        assert_eq!(Constraint::Short.holds(&"word ".repeat(60)), None);
+        assert_eq!(
+            Constraint::Mentions("lyon".into()).holds("Baked in Lyon."),
+            Some(true)
+        );
+        // Identical passages never make a record.
+        assert!(attribute_record("q", passages[0], passages[0], &mut rng).is_none());
+    }
 }

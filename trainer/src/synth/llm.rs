@@ -27,8 +27,8 @@ use clap::Args;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use engine::data::records::InfIrRecord;
 use engine::rng::SplitMix64;
-use engine::training::records::InfIrRecord;
 use engine::training::TrainingRecord;
 
 use crate::chat::{message_text, ChatClient};
@@ -96,22 +96,25 @@ struct Prompts(BTreeMap<&'static str, String>);
 const PROMPT_FILES: [(&str, &str); 6] = [
     (
         "inf_ir_instruction",
-        include_str!("../prompts/inf_ir_instruction.txt"),
+        include_str!("../../prompts/inf_ir_instruction.txt"),
     ),
     (
         "inf_ir_poison_instruction",
-        include_str!("../prompts/inf_ir_poison_instruction.txt"),
+        include_str!("../../prompts/inf_ir_poison_instruction.txt"),
     ),
     (
         "inf_ir_poison_query",
-        include_str!("../prompts/inf_ir_poison_query.txt"),
+        include_str!("../../prompts/inf_ir_poison_query.txt"),
     ),
     (
         "inf_ir_passage",
-        include_str!("../prompts/inf_ir_passage.txt"),
+        include_str!("../../prompts/inf_ir_passage.txt"),
     ),
-    ("inf_ir_judge", include_str!("../prompts/inf_ir_judge.txt")),
-    ("dual_view", include_str!("../prompts/dual_view.txt")),
+    (
+        "inf_ir_judge",
+        include_str!("../../prompts/inf_ir_judge.txt"),
+    ),
+    ("dual_view", include_str!("../../prompts/dual_view.txt")),
 ];
 
 impl Prompts {
@@ -413,7 +416,7 @@ fn synthesize(
 /// One validated input line.
 enum Input {
     Seed { query: String, positive: String },
-    Record(engine::training::records::InstructionNegativeRecord),
+    Record(engine::data::records::InstructionNegativeRecord),
 }
 
 impl Input {
@@ -641,7 +644,7 @@ impl Job<'_> {
 
     fn dual_view(
         &self,
-        r: &engine::training::records::InstructionNegativeRecord,
+        r: &engine::data::records::InstructionNegativeRecord,
     ) -> anyhow::Result<Option<Value>> {
         let others: String = r.instruction_negatives[1..]
             .iter()

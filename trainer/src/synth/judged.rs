@@ -1,5 +1,5 @@
 //! `trainer synth judged`: training records from the judgments of evaluation-set folders
-//! (engine::training::judged, the path lessons take too): both polarities of every instruction
+//! (the `synth` crate's `judged`, the path lessons take too): both polarities of every instruction
 //! pair, every relevant passage a positive, the judged non-relevant passages as hard
 //! negatives, optional InF-IR records, and plain replay. Needs no model and no LLM.
 
@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use engine::training::judged::{JudgedCounts, JudgedRecords, JudgedSettings, Positives};
-use engine::training::records::{RecordFile, TrainingRecord};
+use engine::data::records::{RecordFile, TrainingRecord};
 use engine::EvalSet;
+use synth::judged::{JudgedCounts, JudgedRecords, JudgedSettings, Positives};
 
-use crate::synth_anchors::{excluded_queries, key};
+use super::source::{excluded_queries, key, write_jsonl};
 
 /// `trainer synth judged`.
 #[derive(Args, Debug)]
@@ -81,7 +81,7 @@ pub fn run(args: JudgedArgs) -> anyhow::Result<()> {
             records.len() - before
         );
     }
-    crate::synth::write_jsonl(
+    write_jsonl(
         &args.output,
         records.iter().map(|r| match r {
             TrainingRecord::InstructionNegative(r) => r.to_json(),

@@ -1,0 +1,56 @@
+//! Argument groups that several commands flatten, and the value parsers they share: the
+//! model to load (with its device, batch size and arithmetic) and counts that must be at
+//! least 1. Kept apart from `cli.rs` so that the commands' own modules (`synth`, `eval`) use
+//! them without depending on the whole command line.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// Model and device options shared by every command.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// Hugging Face style model folder (config.json, tokenizer.json, model.safetensors).
+    #[arg(long, env = "IFIR_MODEL", default_value = "models/all-MiniLM-L6-v2")]
+    pub model: PathBuf,
+    /// Compute device: cpu, wgpu, vulkan or cuda (GPU ones need the matching cargo feature).
+    #[arg(long, default_value = "cpu")]
+    pub device: engine::BackendKind,
+    /// Texts per forward pass.
+    #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
+    pub batch_size: usize,
+    /// Arithmetic of the dense layers: f32, or int8 (8-bit products on the CPU; faster where
+    /// the CPU has AVX-512 VNNI, embeddings within the quantisation's error).
+    #[arg(long, default_value = "f32")]
+    pub precision: engine::Precision,
+}
+
+impl ModelArgs {
+    /// Loads the encoder on the requested device.
+    pub fn load(&self) -> anyhow::Result<engine::Encoder> {
+        let device = self.device.device()?;
+        if !self.model.join("model.safetensors").is_file()
+            && self.model.ends_with("all-MiniLM-L6-v2")
+            && !self.model.exists()
+        {
+            anyhow::bail!(
+                "{}: default model not found; fetch it with `cargo xtask fetch-model` or pass --model DIR",
+                self.model.display()
+            );
+        }
+        let mut encoder = engine::Encoder::load(&self.model, &device)?;
+        encoder.set_precision(self.precision)?;
+        encoder.batch_size = self.batch_size;
+        Ok(encoder)
+    }
+}
+
+/// A count that must be at least 1 (`--batch-size`, `--top-k`): 0 would silently mean 1 or
+/// nothing.
+pub fn positive(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}

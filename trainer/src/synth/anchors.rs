@@ -1,0 +1,265 @@
+//! `trainer synth anchors`: distillation anchors for `train --distill-data` (learning without
+//! forgetting, engine::training::distill). Each anchor is a free-form instruction that people
+//! wrote for one of the set's queries (InstructIR's personas, say), with the query's relevant
+//! passage and the passages the base model finds most similar to the query: a list of on-topic
+//! passages whose order under the instruction is the teacher's to keep. No label is written
+//! that the teacher does not give; the relevant passage is simply the first candidate.
+//!
+//! With `--passages-as-queries N`, N of the set's passages are the queries instead, with no
+//! instruction, and the passages the base model finds most similar to each are the candidates:
+//! anchors that keep the base model's matching of a long free text against documents (a
+//! patient's case against trials, a half-remembered plot against book descriptions), which
+//! training on short queries under instructions wears away (RESULTS.md, BIRCO).
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use serde::Deserialize;
+
+use engine::data::records::InstructionNegativeRecord;
+use engine::rng::SplitMix64;
+use engine::{EvalSet, Mode};
+
+use super::source::{excluded_queries, key, neighbours, write_jsonl};
+use crate::args::ModelArgs;
+
+/// `trainer synth anchors`.
+#[derive(Args, Debug)]
+pub struct AnchorsArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Evaluation-set folder with corpus.jsonl, queries.jsonl and qrels/og.tsv (e.g. ../shared/data/msmarco-subset); repeat for several (--passages-as-queries takes N from each).
+    #[arg(long, required = true)]
+    pub set: Vec<PathBuf>,
+    /// Instructions written for the sets' queries: JSONL lines {"_id": "QUERYID_N", "text": str, "metadata": {"origin_query": str}} (the query found by its text, else by the id before the last '_').
+    #[arg(long, required_unless_present = "passages_as_queries")]
+    pub instructions: Option<PathBuf>,
+    /// Instead of written instructions: N passages of each set as queries with no instruction, their most similar passages as the candidates.
+    #[arg(long, conflicts_with = "instructions", value_parser = clap::value_parser!(u64).range(1..))]
+    pub passages_as_queries: Option<u64>,
+    /// Evaluation-set folders whose queries get no anchor (the held-out ones), by id or text.
+    #[arg(long)]
+    pub exclude: Vec<PathBuf>,
+    /// Passages per anchor: the relevant one and the most similar others.
+    #[arg(long, default_value_t = 8)]
+    pub candidates: usize,
+    /// Anchors per query at most (each with another of its instructions).
+    #[arg(long, default_value_t = 2)]
+    pub per_query: usize,
+    /// Anchors to write (JSONL, instruction-negative records of formats.md §3).
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Seed of the choice of instructions.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// One line of the instructions file.
+#[derive(Deserialize)]
+struct WrittenInstruction {
+    #[serde(rename = "_id", default)]
+    id: String,
+    text: String,
+    #[serde(default)]
+    metadata: Metadata,
+}
+
+#[derive(Deserialize, Default)]
+struct Metadata {
+    #[serde(default)]
+    origin_query: String,
+}
+
+/// Runs `trainer synth anchors`.
+pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.candidates >= 2 && args.per_query >= 1,
+        "--candidates must be at least 2 and --per-query at least 1"
+    );
+    let excluded = excluded_queries(&args.exclude)?;
+    let mut rng = SplitMix64::new(args.seed);
+    let mut records = Vec::new();
+    for dir in &args.set {
+        let set = EvalSet::load(dir)?;
+        records.extend(match (args.passages_as_queries, &args.instructions) {
+            (Some(count), _) => passage_anchors(&args, &set, count as usize, &mut rng)?,
+            (None, Some(instructions)) => {
+                instruction_anchors(&args, &set, instructions, &excluded, &mut rng)?
+            }
+            (None, None) => unreachable!("clap requires one of the two"),
+        });
+    }
+    anyhow::ensure!(!records.is_empty(), "no anchor could be made");
+    rng.shuffle(&mut records);
+    let count = records.len();
+    write_jsonl(&args.output, records.into_iter())?;
+    eprintln!(
+        "{count} distillation anchors written to {} ({} excluded ids and texts)",
+        args.output.display(),
+        excluded.len()
+    );
+    Ok(())
+}
+
+/// Anchors of `set`'s queries under the instructions written for them.
+fn instruction_anchors(
+    args: &AnchorsArgs,
+    set: &EvalSet,
+    instructions: &std::path::Path,
+    excluded: &HashSet<String>,
+    rng: &mut SplitMix64,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    let og = set
+        .qrels
+        .get(&Mode::Og)
+        .cloned()
+        .with_context(|| format!("{}: qrels/og.tsv is needed", set.root.display()))?;
+    let written: Vec<WrittenInstruction> = engine::data::read_jsonl(instructions)?;
+    let mut per_query = instructions_by_query(set, &written, excluded);
+    anyhow::ensure!(
+        !per_query.is_empty(),
+        "{}: no instruction matches a query of {} outside the excluded sets",
+        instructions.display(),
+        set.root.display()
+    );
+    let found = neighbours(&args.model, set, &og, args.candidates - 1, 2.0)?;
+    let texts = passage_texts(set);
+    let mut records = Vec::new();
+    for n in &found {
+        let Some(instructions) = per_query.get_mut(&n.query) else {
+            continue;
+        };
+        rng.shuffle(instructions);
+        for instruction in instructions.iter().take(args.per_query) {
+            records.push(anchor(
+                &set.queries[n.query].text,
+                instruction,
+                std::iter::once(&n.positive).chain(&n.candidates),
+                &texts,
+            ));
+        }
+    }
+    eprintln!(
+        "{}: {} queries with instructions",
+        set.root.display(),
+        per_query.len()
+    );
+    Ok(records)
+}
+
+/// Anchors of `count` passages of `set` (seeded choice) as queries with no instruction.
+fn passage_anchors(
+    args: &AnchorsArgs,
+    set: &EvalSet,
+    count: usize,
+    rng: &mut SplitMix64,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    let mut chosen: Vec<&engine::Passage> = set.corpus.iter().collect();
+    rng.shuffle(&mut chosen);
+    chosen.truncate(count);
+    let as_query = |p: &engine::Passage| format!("passage:{}", p.id);
+    let itself: engine::data::Qrels = chosen
+        .iter()
+        .map(|p| (as_query(p), BTreeMap::from([(p.id.clone(), 1.0)])))
+        .collect();
+    let derived = EvalSet {
+        root: set.root.clone(),
+        corpus: set.corpus.clone(),
+        queries: chosen
+            .iter()
+            .map(|p| engine::Query {
+                id: as_query(p),
+                text: p.encoder_text(),
+                instruction_og: String::new(),
+                instruction_changed: None,
+                instruction_reversed: None,
+                constraint: None,
+            })
+            .collect(),
+        qrels: BTreeMap::from([(Mode::Og, itself.clone())]),
+        candidates: None,
+    };
+    let found = neighbours(&args.model, &derived, &itself, args.candidates, 2.0)?;
+    let texts = passage_texts(set);
+    Ok(found
+        .iter()
+        .filter(|n| n.candidates.len() >= 2)
+        .map(|n| {
+            anchor(
+                &derived.queries[n.query].text,
+                "",
+                n.candidates.iter(),
+                &texts,
+            )
+        })
+        .collect())
+}
+
+/// The encoder text (title and text) of every passage of `set`, by id.
+fn passage_texts(set: &EvalSet) -> BTreeMap<&str, String> {
+    set.corpus
+        .iter()
+        .map(|p| (p.id.as_str(), p.encoder_text()))
+        .collect()
+}
+
+/// One anchor as an instruction-negative record: the first candidate is the positive.
+fn anchor<'a>(
+    query: &str,
+    instruction: &str,
+    mut candidates: impl Iterator<Item = &'a String>,
+    texts: &BTreeMap<&str, String>,
+) -> serde_json::Value {
+    let text = |id: &String| texts.get(id.as_str()).cloned().unwrap_or_default();
+    let positive = candidates.next().map(text).unwrap_or_default();
+    InstructionNegativeRecord {
+        query: query.to_string(),
+        instruction: instruction.to_string(),
+        positive,
+        negatives: candidates.map(text).collect(),
+        instruction_negatives: Vec::new(),
+        instruction_reversed: None,
+    }
+    .to_json()
+}
+
+/// The written instructions of each query of `set` (by index), found by the query's text or
+/// the id's prefix; queries in `excluded` (ids and lower-cased texts) get none.
+fn instructions_by_query<'a>(
+    set: &EvalSet,
+    written: &'a [WrittenInstruction],
+    excluded: &HashSet<String>,
+) -> BTreeMap<usize, Vec<&'a str>> {
+    let by_text: BTreeMap<String, usize> = set
+        .queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (key(&q.text), i))
+        .collect();
+    let by_id: BTreeMap<&str, usize> = set
+        .queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.id.as_str(), i))
+        .collect();
+    let mut per_query: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for w in written {
+        let found = by_text
+            .get(&key(&w.metadata.origin_query))
+            .copied()
+            .or_else(|| {
+                w.id.rsplit_once('_')
+                    .and_then(|(q, _)| by_id.get(q).copied())
+            });
+        let kept = found.filter(|&q| {
+            let query = &set.queries[q];
+            !excluded.contains(&query.id) && !excluded.contains(&key(&query.text))
+        });
+        if let Some(q) = kept.filter(|_| !w.text.trim().is_empty()) {
+            per_query.entry(q).or_default().push(w.text.as_str());
+        }
+    }
+    per_query
+}

@@ -1,0 +1,176 @@
+//! What the syntheses share: the set a synthesis reads (with the base model that finds each
+//! query's on-topic passages), the queries kept out of every training file, and the writer.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+
+use engine::evaluation::{encode_passages, rank};
+use engine::{EvalSet, Mode};
+
+use crate::args::ModelArgs;
+use crate::progress;
+
+/// What both offline syntheses read and write.
+#[derive(Args, Debug)]
+pub struct SourceArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Evaluation-set folder with corpus.jsonl, queries.jsonl and qrels/og.tsv (e.g. ../shared/data/msmarco-subset).
+    #[arg(long)]
+    pub set: PathBuf,
+    /// Training records to write (JSONL, formats.md §3).
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Write the held-out queries as evaluation-set folders here (instructions/, retrieval/).
+    #[arg(long)]
+    pub heldout: Option<PathBuf>,
+    /// Share of the queries held out (with --heldout).
+    #[arg(long, default_value_t = 0.1)]
+    pub heldout_fraction: f64,
+}
+
+/// What the base model finds around each judged query of a set.
+pub struct Neighbours {
+    /// Index into `set.queries`.
+    pub query: usize,
+    /// The relevant passage's id.
+    pub positive: String,
+    /// The most similar unjudged passages scoring within the gap of the positive, best first.
+    pub candidates: Vec<String>,
+    /// The most similar other judged query (index into `set.queries`).
+    pub nearest_query: Option<usize>,
+}
+
+/// Encodes the corpus and the queries with the base model and finds, for every query with a
+/// relevant passage, its on-topic unjudged candidates and its nearest other query.
+pub fn neighbours(
+    model: &ModelArgs,
+    set: &EvalSet,
+    og: &engine::data::Qrels,
+    candidates: usize,
+    max_score_gap: f64,
+) -> anyhow::Result<Vec<Neighbours>> {
+    let encoder = model.load()?;
+    let bar = progress::bar(set.corpus.len(), "encoding corpus");
+    let passages = encode_passages(&encoder, set, &mut |d, _| bar.set_position(d as u64))?;
+    bar.finish_and_clear();
+    let texts: Vec<&str> = set.queries.iter().map(|q| q.text.as_str()).collect();
+    let mut queries = encoder.encode(&texts)?;
+    queries.normalize();
+    let run = rank(set, &passages, &queries, candidates + 20)?;
+    let row_of = set.passage_rows();
+    let dot = |a: &[f32], b: &[f32]| -> f64 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (*x as f64) * (*y as f64))
+            .sum()
+    };
+    let mut out = Vec::new();
+    for (q, query) in set.queries.iter().enumerate() {
+        let Some(judged) = og.get(&query.id) else {
+            continue;
+        };
+        let Some((positive, _)) = judged.iter().find(|(_, &level)| level > 0.0) else {
+            continue;
+        };
+        let Some(&row) = row_of.get(positive.as_str()) else {
+            continue;
+        };
+        let positive_score = dot(queries.row(q), passages.row(row));
+        let candidates = engine::metrics::run::rank(run.docs(&query.id).unwrap_or(&[]))
+            .into_iter()
+            .filter(|(d, score)| {
+                !judged.contains_key(*d) && *score >= positive_score - max_score_gap
+            })
+            .map(|(d, _)| d.to_string())
+            .take(candidates)
+            .collect();
+        out.push(Neighbours {
+            query: q,
+            positive: positive.clone(),
+            candidates,
+            nearest_query: None,
+        });
+    }
+    let judged: Vec<usize> = out.iter().map(|n| n.query).collect();
+    for n in &mut out {
+        n.nearest_query = judged
+            .iter()
+            .copied()
+            .filter(|&o| o != n.query)
+            .max_by(|&a, &b| {
+                dot(queries.row(n.query), queries.row(a))
+                    .total_cmp(&dot(queries.row(n.query), queries.row(b)))
+            });
+    }
+    Ok(out)
+}
+
+/// Loads the set and its og qrels, checking the held-out share.
+pub fn load_set(
+    set_dir: &Path,
+    heldout_fraction: f64,
+) -> anyhow::Result<(EvalSet, engine::data::Qrels)> {
+    let set = EvalSet::load(set_dir)?;
+    let og = set.qrels.get(&Mode::Og).cloned().with_context(|| {
+        format!(
+            "{}: qrels/og.tsv is needed (the relevant passage of each query)",
+            set_dir.display()
+        )
+    })?;
+    if !(0.0..1.0).contains(&heldout_fraction) {
+        anyhow::bail!("--heldout-fraction must be in [0, 1)");
+    }
+    Ok((set, og))
+}
+
+/// The one-line report of a written training file.
+pub fn report_written(
+    output: &Path,
+    records: usize,
+    skipped: usize,
+    kinds: &BTreeMap<&'static str, usize>,
+) {
+    eprintln!(
+        "{records} training records written to {} ({skipped} queries gave none); kinds: {}",
+        output.display(),
+        kinds
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+}
+
+/// Writes JSON lines to `path` atomically, creating its folder.
+pub fn write_jsonl(
+    path: &Path,
+    lines: impl Iterator<Item = serde_json::Value>,
+) -> anyhow::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("{}: cannot create", parent.display()))?;
+    }
+    Ok(engine::data::write_jsonl(path, lines)?)
+}
+
+/// The ids and texts (lower-cased) of the queries of every `--exclude` folder.
+pub fn excluded_queries(dirs: &[PathBuf]) -> anyhow::Result<HashSet<String>> {
+    let mut out = HashSet::new();
+    for dir in dirs {
+        let queries: Vec<engine::Query> = engine::data::read_jsonl(&dir.join("queries.jsonl"))?;
+        for q in queries {
+            out.insert(key(&q.text));
+            out.insert(q.id);
+        }
+    }
+    Ok(out)
+}
+
+/// A query's text as the exclusion lists compare it.
+pub fn key(text: &str) -> String {
+    text.trim().to_lowercase()
+}
