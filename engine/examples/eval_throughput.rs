@@ -44,7 +44,7 @@ fn main() {
         "{}",
         serde_json::json!({
             "load_s": best_load, "evaluate_s": best_eval, "total_s": best_total,
-            "queries": queries, "threads": engine::metrics::standard::threads(), "means": means,
+            "queries": queries, "threads": engine::metrics::run::threads(), "means": means,
         })
     );
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 use anyhow::Context;
 
 use crate::model;
-use crate::tasks::{root, venv_python};
+use crate::process::{root, venv_python};
 
 /// Runs the benchmark and prints a table.
 pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
@@ -97,7 +97,7 @@ fn onnx_runtime(
     batch: usize,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let python = venv_python(&ONNX_PACKAGES)?;
-    let out = crate::tasks::target_dir().join("bench-onnx");
+    let out = crate::process::target_dir().join("bench-onnx");
     let name = model_dir.file_name().context("model folder name")?;
     let onnx = out.join(name).join("onnx");
     if !onnx.join("model_quantized.onnx").is_file() {
@@ -127,7 +127,7 @@ fn onnx_runtime(
 
 /// `cargo run --release -p engine --example NAME --`, arguments to follow.
 fn engine_example(name: &str) -> Command {
-    let mut cmd = crate::tasks::cargo();
+    let mut cmd = crate::process::cargo();
     cmd.args([
         "run",
         "--quiet",
@@ -168,7 +168,7 @@ pub fn eval(queries: usize, docs: usize) -> anyhow::Result<()> {
             "bench-eval: generating {queries} queries x {docs} documents in {}",
             dir.display()
         );
-        crate::tasks::run(
+        crate::process::run(
             Command::new(&python)
                 .arg(root().join("engine/benches/make_metrics_bench_data.py"))
                 .arg(&dir)
@@ -192,7 +192,7 @@ pub fn eval(queries: usize, docs: usize) -> anyhow::Result<()> {
     )?;
     println!("bench-eval: ranx and pytrec_eval");
     let out = dir.join("python.json");
-    crate::tasks::run(
+    crate::process::run(
         Command::new(&python)
             .arg(root().join("engine/benches/metrics_bench.py"))
             .args(["--qrels"])
@@ -294,7 +294,7 @@ fn trainer_pairs_per_s(
     device: &str,
 ) -> anyhow::Result<f64> {
     let [batch, steps, query_len, passage_len] = shape.map(|x| x.to_string());
-    let mut cargo = crate::tasks::cargo();
+    let mut cargo = crate::process::cargo();
     cargo.args(["run", "--quiet", "--release", "-p", "trainer"]);
     if device != "cpu" {
         cargo.args(["--features", &format!("engine/{device}")]);

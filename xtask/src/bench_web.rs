@@ -14,7 +14,7 @@ use std::process::Command;
 
 use anyhow::Context;
 
-use crate::tasks::{root, run, step, venv_python};
+use crate::process::{root, run, step, venv_python};
 use crate::web::{
     build_site, build_test_trainer, npm_ci, run_in_browser, site_models, trainer, Builder,
 };

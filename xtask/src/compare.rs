@@ -7,7 +7,7 @@ use std::process::Command;
 
 use anyhow::Context;
 
-use crate::tasks::{home, root, step};
+use crate::process::{home, root, step};
 
 /// One evaluation set of a comparison, as a recipe manifest lists it (`recipes/*.json`,
 /// `"sets"`).
@@ -145,3 +145,23 @@ pub const TABLE_NOTE: &str = "Values x100. Each fine-tuned cell is `value (diffe
 randomization test over the set's queries (`trainer eval --set DIR --model BASE --compare-model M`), \
 `*` marks p < 0.05. \"nDCG@10\" is the og mode (the query alone; for BIRCO the task objective as \
 instruction), \"nDCG@10 instructed\" the changed mode judged with qrels/changed.tsv.";
+
+/// Replaces the part of RESULTS.md between `<!-- NAME:start -->` and `<!-- NAME:end -->`
+/// (appending the block when absent), keeping the hand-written notes around it.
+pub fn write_marked(name: &str, doc: &str) -> anyhow::Result<()> {
+    let path = root().join("RESULTS.md");
+    let (start, end) = (
+        format!("<!-- {name}:start -->"),
+        format!("<!-- {name}:end -->"),
+    );
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    let new = match (old.split_once(&start), old.contains(&end)) {
+        (Some((head, rest)), true) => {
+            let (_, tail) = rest.split_once(&end).expect("marker present");
+            format!("{head}{start}\n{doc}{end}{tail}")
+        }
+        _ => format!("{old}\n{start}\n{doc}{end}\n"),
+    };
+    std::fs::write(&path, new)?;
+    Ok(())
+}

@@ -15,6 +15,7 @@ mod bench;
 mod bench_web;
 mod compare;
 mod model;
+mod process;
 mod recipe;
 mod setup;
 mod tasks;

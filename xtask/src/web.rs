@@ -8,9 +8,9 @@ use std::process::Command;
 
 use anyhow::{bail, Context};
 
-use crate::model::which;
+use crate::process::which;
+use crate::process::{cargo, output_ok, root, run, step};
 use crate::setup::{self, WasmToolchain};
-use crate::tasks::{cargo, output_ok, root, run, step};
 
 /// trunk release that builds with rustc 1.95 (0.22 needs 1.96.1).
 const TRUNK_VERSION: &str = "0.21.14";

@@ -13,7 +13,19 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{EngineError, Result};
-use crate::metrics::standard::threads;
+
+/// Worker threads for large runs, read ([`Run::parse_trec`]) or evaluated
+/// ([`crate::metrics::standard::evaluate`]); 1 on wasm32.
+pub fn threads() -> usize {
+    if cfg!(target_arch = "wasm32") {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(16)
+    }
+}
 
 /// The documents a system returned for each query, with their scores.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use crate::data::Qrels;
 use crate::error::{EngineError, Result};
 
-use super::run::Run;
+use super::run::{threads, Run};
 
 /// What a metric measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -222,18 +222,6 @@ impl Evaluation {
                 .map(|(q, v)| (q.as_str(), v[i]))
                 .collect(),
         )
-    }
-}
-
-/// Worker threads [`evaluate`] uses for large runs (1 on wasm32).
-pub fn threads() -> usize {
-    if cfg!(target_arch = "wasm32") {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .min(16)
     }
 }
 
