@@ -307,6 +307,47 @@ pub fn parse_candidates(text: &str, path: &Path) -> Result<BTreeMap<String, Vec<
     Ok(out)
 }
 
+/// The query and passage ids of a set, against which its qrels and candidates are checked:
+/// an id that names nothing (a typo, a file from another set) would otherwise count as a
+/// relevant passage no model can retrieve, or a query no run answers, without a word.
+struct KnownIds<'a> {
+    queries: std::collections::HashSet<&'a str>,
+    passages: std::collections::HashSet<&'a str>,
+}
+
+impl KnownIds<'_> {
+    /// The first line of `text` (qrels in BEIR's or TREC's layout, or candidates) naming a
+    /// query or a passage the set does not have, as a `file:line` error.
+    fn check(&self, text: &str, path: &Path) -> Result<()> {
+        for (line, content) in record_lines(text) {
+            if content.starts_with("query-id") {
+                continue;
+            }
+            let fields: Vec<&str> = if content.contains('\t') {
+                content.split('\t').map(str::trim).collect()
+            } else {
+                content.split_whitespace().collect()
+            };
+            let (query, passage) = match fields.as_slice() {
+                [q, _, d, _] => (*q, *d),
+                [q, d, ..] => (*q, *d),
+                _ => continue,
+            };
+            let unknown = if !self.queries.contains(query) {
+                Some(format!("query '{query}' is not in queries.jsonl"))
+            } else if !self.passages.contains(passage) {
+                Some(format!("passage '{passage}' is not in corpus.jsonl"))
+            } else {
+                None
+            };
+            if let Some(problem) = unknown {
+                return Err(EngineError::data(path, line, problem));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The relevance modes of an evaluation set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
@@ -415,13 +456,22 @@ impl EvalSet {
             queries,
             &queries_path,
         )?;
+        let known = KnownIds {
+            queries: queries_list.iter().map(|q| q.id.as_str()).collect(),
+            passages: corpus.iter().map(|p| p.id.as_str()).collect(),
+        };
         let mut parsed = BTreeMap::new();
         for (mode, text) in qrels {
             let path = root.join(format!("qrels/{}.tsv", mode.name()));
             parsed.insert(mode, parse_qrels(text, &path)?);
+            known.check(text, &path)?;
         }
+        let candidates_path = root.join("candidates.tsv");
         let candidates = candidates
-            .map(|t| parse_candidates(t, &root.join("candidates.tsv")))
+            .map(|t| {
+                known.check(t, &candidates_path)?;
+                parse_candidates(t, &candidates_path)
+            })
             .transpose()?;
         Self::from_parts(root, corpus, queries_list, parsed, candidates)
     }

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use engine::data::{blank_lines_inside, parse_corpus, parse_jsonl, parse_qrels, Query};
+use engine::{EvalSet, Mode};
 
 fn p() -> &'static Path {
     Path::new("set/corpus.jsonl")
@@ -150,4 +151,50 @@ fn io_errors_say_the_system_message_once_in_an_error_chain() {
     let err = engine::data::read_text(Path::new("/nonexistent/ifir/corpus.jsonl")).unwrap_err();
     let chain = format!("{:#}", anyhow::Error::from(err));
     assert_eq!(chain.matches("No such file").count(), 1, "{chain}");
+}
+
+#[test]
+fn qrels_and_candidates_naming_what_the_set_lacks_are_refused_by_file_and_line() {
+    let corpus = "{\"_id\": \"d1\", \"text\": \"one\"}\n{\"_id\": \"d2\", \"text\": \"two\"}\n";
+    let queries = "{\"_id\": \"q1\", \"text\": \"first\"}\n";
+    let root = Path::new("set");
+    let load = |og: &str, candidates: Option<&str>| {
+        EvalSet::from_texts(root, corpus, queries, vec![(Mode::Og, og)], candidates)
+    };
+    // Consistent files load, in BEIR's and TREC's layout.
+    load(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+        Some("q1\td1\nq1\td2\n"),
+    )
+    .unwrap();
+    load("q1 0 d2 1\n", None).unwrap();
+    for (og, candidates, file, says) in [
+        (
+            "query-id\tcorpus-id\tscore\nq1\td1\t1\nq9\td1\t1\n",
+            None,
+            "og.tsv:3:",
+            "query 'q9' is not in queries.jsonl",
+        ),
+        (
+            "q1 0 d1 1\nq1 0 d7 0\n",
+            None,
+            "og.tsv:2:",
+            "passage 'd7' is not in corpus.jsonl",
+        ),
+        (
+            "q1 0 d1 1\n",
+            Some("query-id\tcorpus-id\nq1\td3\n"),
+            "candidates.tsv:2:",
+            "passage 'd3'",
+        ),
+        (
+            "q1 0 d1 1\n",
+            Some("q2\td1\n"),
+            "candidates.tsv:1:",
+            "query 'q2'",
+        ),
+    ] {
+        let msg = load(og, candidates).unwrap_err().to_string();
+        assert!(msg.contains(file) && msg.contains(says), "{msg}");
+    }
 }

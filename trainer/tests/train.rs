@@ -1028,3 +1028,43 @@ fn start_share_saves_the_mix_of_start_and_trained_weights_as_trainer_interpolate
         assert!(!refused.exists());
     }
 }
+
+#[test]
+fn every_numeric_setting_out_of_range_is_refused_by_its_flag_before_training() {
+    let (dir, model, data, out) = fresh("ranges", 4);
+    for (flag, value) in [
+        ("--lr", "0"),
+        ("--beta1", "1"),
+        ("--beta2", "-0.1"),
+        ("--adam-epsilon", "0"),
+        ("--weight-decay", "-1"),
+        ("--warmup-ratio", "1"),
+        ("--max-grad-norm", "NaN"),
+        ("--temperature", "-0.05"),
+        ("--instruction-fraction", "1.5"),
+        ("--start-share", "2"),
+        ("--query-max-length", "1"),
+        ("--grad-accumulation", "0"),
+        ("--keep-checkpoints", "0"),
+        ("--distill-batch", "0"),
+    ] {
+        let mut args = common(&model, &data, &out);
+        if let Some(i) = args.iter().position(|a| *a == flag) {
+            args.drain(i..i + 2);
+        }
+        let setting = format!("{flag}={value}");
+        args.extend([setting.as_str(), "--max-steps", "1"]);
+        let run = train(&args);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{flag} {value} accepted");
+        assert!(err.contains(&format!("{flag} must be")), "{flag}: {err}");
+        assert!(!out.exists(), "{flag}: nothing is written");
+    }
+    // The same check holds for a value from the config file.
+    let config = dir.join("bad.json");
+    std::fs::write(&config, r#"{"beta1": 1.5}"#).unwrap();
+    let mut args = common(&model, &data, &out);
+    args.extend(["--max-steps", "1", "--config", s(&config)]);
+    let run = train(&args);
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--beta1 must be in [0, 1)"));
+}

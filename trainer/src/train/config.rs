@@ -158,6 +158,79 @@ impl TrainConfig {
             .map_err(|e| anyhow::anyhow!("{}:{}: {}", path.display(), e.line(), e))
     }
 
+    /// Every numeric setting within its range, or an error naming the first flag that is not
+    /// (checked before any work, whether the value came from the file or a flag).
+    pub fn check_ranges(&self) -> anyhow::Result<()> {
+        let unit = |x: f64| (0.0..=1.0).contains(&x);
+        let below_one = |x: f64| (0.0..1.0).contains(&x);
+        let positive = |x: f64| x > 0.0 && x.is_finite();
+        let non_negative = |x: f64| x >= 0.0 && x.is_finite();
+        let checks = [
+            ("--batch-size", self.batch_size >= 1, "at least 1"),
+            (
+                "--grad-accumulation",
+                self.grad_accumulation >= 1,
+                "at least 1",
+            ),
+            ("--encode-chunk", self.encode_chunk >= 1, "at least 1"),
+            (
+                "--query-max-length",
+                self.query_max_length >= 2,
+                "at least 2 ([CLS] and [SEP])",
+            ),
+            (
+                "--passage-max-length",
+                self.passage_max_length >= 2,
+                "at least 2 ([CLS] and [SEP])",
+            ),
+            ("--lr", positive(self.lr), "a positive number"),
+            (
+                "--weight-decay",
+                non_negative(self.weight_decay),
+                "0 or more",
+            ),
+            ("--beta1", below_one(self.beta1), "in [0, 1)"),
+            ("--beta2", below_one(self.beta2), "in [0, 1)"),
+            (
+                "--adam-epsilon",
+                positive(self.adam_epsilon),
+                "a positive number",
+            ),
+            ("--warmup-ratio", below_one(self.warmup_ratio), "in [0, 1)"),
+            (
+                "--max-grad-norm",
+                non_negative(self.max_grad_norm),
+                "0 (no clipping) or more",
+            ),
+            (
+                "--temperature",
+                non_negative(self.temperature),
+                "positive (0: the objective's own)",
+            ),
+            (
+                "--instruction-fraction",
+                unit(self.instruction_fraction),
+                "in [0, 1]",
+            ),
+            ("--start-share", unit(self.start_share), "in [0, 1]"),
+            (
+                "--distill-weight",
+                positive(self.distill_weight),
+                "a positive number",
+            ),
+            ("--distill-batch", self.distill_batch >= 1, "at least 1"),
+            (
+                "--keep-checkpoints",
+                self.keep_checkpoints >= 1,
+                "at least 1",
+            ),
+        ];
+        match checks.iter().find(|(_, ok, _)| !ok) {
+            Some((flag, _, wanted)) => anyhow::bail!("{flag} must be {wanted}"),
+            None => Ok(()),
+        }
+    }
+
     /// The defaults as `(flag, value)` pairs, for `--help`.
     pub fn default_values() -> Vec<(String, String)> {
         let json = serde_json::to_value(TrainConfig::default()).expect("serialisable");

@@ -538,27 +538,13 @@ impl Plan {
         if c.data.as_os_str().is_empty() {
             bail!("no training data: pass --data FILE (or set \"data\" in --config)");
         }
+        c.check_ranges()?;
         let mut loss = Loss::new(c.loss.clone());
-        if c.temperature < 0.0 || !c.temperature.is_finite() {
-            bail!("--temperature must be positive (or 0 for the objective's default)");
-        }
         if c.temperature > 0.0 {
             loss.temperature = c.temperature;
         }
         loss.literal = c.literal_loss;
         let cross = c.interaction == config::InteractionKind::CrossAttention;
-        if c.batch_size == 0 {
-            bail!("--batch-size must be at least 1");
-        }
-        if !(c.lr > 0.0 && c.lr.is_finite()) {
-            bail!("--lr must be a positive number");
-        }
-        if !(0.0..=1.0).contains(&c.instruction_fraction) || !(0.0..1.0).contains(&c.warmup_ratio) {
-            bail!("--instruction-fraction must be in [0, 1] and --warmup-ratio in [0, 1)");
-        }
-        if !(0.0..=1.0).contains(&c.start_share) {
-            bail!("--start-share must be in [0, 1]");
-        }
         if c.start_share > 0.0 && cross {
             bail!("--start-share mixes the encoder alone: not with cross-attention");
         }
