@@ -13,6 +13,13 @@ pub struct ModelArgs {
     /// Hugging Face style model folder (config.json, tokenizer.json, model.safetensors).
     #[arg(long, env = "IFIR_MODEL", default_value = "models/all-MiniLM-L6-v2")]
     pub model: PathBuf,
+    #[command(flatten)]
+    pub compute: ComputeArgs,
+}
+
+/// Where and how a model computes: what `trainer eval` takes beside its own model flags.
+#[derive(Args, Debug, Clone)]
+pub struct ComputeArgs {
     /// Compute device: cpu, wgpu, vulkan or cuda (GPU ones need the matching cargo feature).
     #[arg(long, default_value = "cpu")]
     pub device: engine::BackendKind,
@@ -28,7 +35,8 @@ pub struct ModelArgs {
 impl ModelArgs {
     /// Loads the encoder on the requested device.
     pub fn load(&self) -> anyhow::Result<engine::Encoder> {
-        let device = self.device.device()?;
+        let compute = &self.compute;
+        let device = compute.device.device()?;
         if !self.model.join("model.safetensors").is_file()
             && self.model.ends_with("all-MiniLM-L6-v2")
             && !self.model.exists()
@@ -39,8 +47,8 @@ impl ModelArgs {
             );
         }
         let mut encoder = engine::Encoder::load(&self.model, &device)?;
-        encoder.set_precision(self.precision)?;
-        encoder.batch_size = self.batch_size;
+        encoder.set_precision(compute.precision)?;
+        encoder.batch_size = compute.batch_size;
         Ok(encoder)
     }
 }

@@ -387,15 +387,8 @@ pub struct EvalArgs {
     /// Permutations of the randomization test.
     #[arg(long, default_value_t = 10_000, value_parser = positive)]
     pub permutations: usize,
-    /// Compute device: cpu, wgpu, vulkan or cuda.
-    #[arg(long, default_value = "cpu")]
-    pub device: engine::BackendKind,
-    /// Texts per forward pass.
-    #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
-    pub batch_size: usize,
-    /// Arithmetic of the dense layers: f32 or int8 (CPU only; see `trainer embed --help`).
-    #[arg(long, default_value = "f32")]
-    pub precision: engine::Precision,
+    #[command(flatten)]
+    pub compute: crate::args::ComputeArgs,
 }
 
 impl TemplateArgs {

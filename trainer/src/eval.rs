@@ -296,9 +296,7 @@ fn evaluate_model(
 ) -> anyhow::Result<ModelEvaluation> {
     let model_args = ModelArgs {
         model: model.to_path_buf(),
-        device: args.device,
-        batch_size: args.batch_size,
-        precision: args.precision,
+        compute: args.compute.clone(),
     };
     let mut encoder = model_args.load()?;
     args.template.apply(&mut encoder);

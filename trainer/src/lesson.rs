@@ -36,7 +36,7 @@ pub fn run(args: LessonArgs) -> anyhow::Result<()> {
     let mut config = settings.trainer_config();
     config["model"] = serde_json::json!(args.model.model);
     config["data"] = serde_json::json!(records);
-    config["device"] = serde_json::json!(args.model.device);
+    config["device"] = serde_json::json!(args.model.compute.device);
     engine::atomic::write(
         out.join("config.json"),
         serde_json::to_string_pretty(&config)?.as_bytes(),
@@ -48,7 +48,7 @@ pub fn run(args: LessonArgs) -> anyhow::Result<()> {
         lesson.held_out.queries.len(),
         lesson.held_out.corpus.len()
     );
-    let device = args.model.device.device()?;
+    let device = args.model.compute.device.device()?;
     let base = engine::ModelFiles::read_dir(&args.model.model)?;
     let mut run = LessonRun::new(&base, lesson.records.clone(), settings, &device)?;
     let mut log = Vec::new();
