@@ -474,18 +474,12 @@ fn write_report(path: &Path, report: &Report) -> anyhow::Result<()> {
 }
 
 fn print_comparison(a: &Report, b: &Report, permutations: usize, json: bool) -> anyhow::Result<()> {
-    let rows = a.compare(b, permutations)?;
     if json {
-        let map: serde_json::Map<String, serde_json::Value> = rows
-            .iter()
-            .map(|(k, c)| (k.clone(), serde_json::to_value(c).unwrap()))
-            .collect();
-        println!(
-            "{}",
-            serde_json::json!({"a": a.system, "b": b.system, "comparison": map})
-        );
+        let comparison = engine::metrics::report::Comparison::of(a, b, permutations)?;
+        println!("{}", serde_json::to_string(&comparison)?);
         return Ok(());
     }
+    let rows = a.compare(b, permutations)?;
     println!("A = {}\nB = {}   (values x100; p: paired t-test, paired randomization test with {permutations} permutations)", a.system, b.system);
     println!(
         "{:<22}{:>9}{:>9}{:>9}{:>8}{:>10}{:>10}",

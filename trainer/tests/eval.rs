@@ -337,6 +337,13 @@ fn demo_set_with_the_default_model_and_precomputed_runs() {
     assert!((row["a"].as_f64().unwrap() - with).abs() < 1e-9, "{c}");
     let p = row["p_randomization"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&p));
+    // The output is the engine's serde type, which the recipe's tables read back by its names.
+    let typed: engine::metrics::report::Comparison = serde_json::from_str(&cmp).unwrap();
+    let label = engine::metrics::report::mode_metric_label("changed", "ndcg@10");
+    assert_eq!(typed.comparison[&label].p_randomization, Some(p));
+    assert!(typed
+        .comparison
+        .contains_key(engine::metrics::report::P_MRR));
     // A file that is not a report is refused clearly.
     let out = trainer(&["eval", "--compare", s(&runs.join("og.trec")), s(&base)]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("og.trec"));

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Context;
+use engine::metrics::report::{Compared, Comparison};
 
 use crate::process::{home, root, step};
 
@@ -43,14 +44,20 @@ pub fn present_sets(sets: &[EvalSetRef], with: &[&str]) -> Vec<EvalSetRef> {
         .collect()
 }
 
-/// The metrics compared, as `trainer eval --compare` names them, with their column titles.
-const COLUMNS: [(&str, &str); 5] = [
-    ("og ndcg@10", "nDCG@10"),
-    ("changed ndcg@10", "nDCG@10 instructed"),
-    ("p-mrr", "p-MRR"),
-    ("wise", "WISE"),
-    ("sicr", "SICR"),
-];
+/// The metrics compared, as the engine names a comparison's rows, with their column titles.
+fn columns() -> [(String, &'static str); 5] {
+    use engine::metrics::report::{mode_metric_label, P_MRR, SICR, WISE};
+    [
+        (mode_metric_label("og", "ndcg@10"), "nDCG@10"),
+        (
+            mode_metric_label("changed", "ndcg@10"),
+            "nDCG@10 instructed",
+        ),
+        (P_MRR.to_string(), "p-MRR"),
+        (WISE.to_string(), "WISE"),
+        (SICR.to_string(), "SICR"),
+    ]
+}
 
 /// `trainer eval --set DIR --model base --compare-model model --json`: the comparison object.
 fn compare(
@@ -58,7 +65,7 @@ fn compare(
     set: &EvalSetRef,
     base: &Path,
     model: &Path,
-) -> anyhow::Result<serde_json::Value> {
+) -> anyhow::Result<Comparison> {
     let mut command = Command::new(trainer);
     command
         .args(["eval", "--json", "--metrics", "ndcg@10", "--set"])
@@ -82,31 +89,31 @@ fn compare(
         set.dir.display(),
         String::from_utf8_lossy(&out.stderr).trim()
     );
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).context("unreadable trainer eval output")?;
-    Ok(v["comparison"].clone())
+    serde_json::from_slice(&out.stdout).context("unreadable trainer eval output")
 }
 
 /// One cell: the model's value, its difference to the base and the paired randomization
 /// test's p-value, "-" when the set has no such metric.
-fn cell(c: &serde_json::Value) -> String {
-    let (Some(a), Some(b)) = (c["a"].as_f64(), c["b"].as_f64()) else {
+fn cell(c: Option<&Compared>) -> String {
+    let Some(c) = c else {
         return "-".into();
     };
-    let p = c["p_randomization"].as_f64();
+    let p = c.p_randomization;
     let mark = if p.is_some_and(|p| p < 0.05) { "*" } else { "" };
     let p = match p {
         Some(p) if p < 0.001 => "p<0.001".to_string(),
         Some(p) => format!("p={p:.3}"),
         None => "p=-".to_string(),
     };
-    format!("{:.2} ({:+.2}{mark}, {p})", b * 100.0, (b - a) * 100.0)
+    format!(
+        "{:.2} ({:+.2}{mark}, {p})",
+        c.b * 100.0,
+        (c.b - c.a) * 100.0
+    )
 }
 
-fn base_cell(c: &serde_json::Value) -> String {
-    c["a"]
-        .as_f64()
-        .map(|a| format!("{:.2}", a * 100.0))
+fn base_cell(c: Option<&Compared>) -> String {
+    c.map(|c| format!("{:.2}", c.a * 100.0))
         .unwrap_or_else(|| "-".into())
 }
 
@@ -118,20 +125,27 @@ pub fn comparison_table(
     models: &[(String, PathBuf)],
     sets: &[EvalSetRef],
 ) -> anyhow::Result<String> {
+    let columns = columns();
     let mut table = String::from("| set | model |");
-    for (_, title) in COLUMNS {
+    for (_, title) in &columns {
         table.push_str(&format!(" {title} |"));
     }
-    table.push_str(&format!("\n|---|---|{}\n", "---|".repeat(COLUMNS.len())));
+    table.push_str(&format!("\n|---|---|{}\n", "---|".repeat(columns.len())));
     for set in sets {
         for (i, (label, dir)) in models.iter().enumerate() {
             step(&format!("compare: {}, {label}", set.label));
             let c = compare(trainer, set, base, dir)?;
             if i == 0 {
-                let row: Vec<String> = COLUMNS.iter().map(|(k, _)| base_cell(&c[*k])).collect();
+                let row: Vec<String> = columns
+                    .iter()
+                    .map(|(k, _)| base_cell(c.comparison.get(k)))
+                    .collect();
                 table.push_str(&format!("| {} | base | {} |\n", set.label, row.join(" | ")));
             }
-            let row: Vec<String> = COLUMNS.iter().map(|(k, _)| cell(&c[*k])).collect();
+            let row: Vec<String> = columns
+                .iter()
+                .map(|(k, _)| cell(c.comparison.get(k)))
+                .collect();
             let line = format!("| {} | {label} | {} |\n", set.label, row.join(" | "));
             print!("{line}");
             table.push_str(&line);

@@ -85,12 +85,12 @@ impl Report {
             .collect();
         let mut following = BTreeMap::new();
         if let Some(p) = r.p_mrr.as_ref().filter(|p| !p.is_empty()) {
-            following.insert("p-mrr".to_string(), p.into());
+            following.insert(P_MRR.to_string(), p.into());
         }
         if let Some(s) = r.infosearch.as_ref().filter(|s| !s.wise.is_empty()) {
-            following.insert("wise".to_string(), (&s.wise).into());
-            following.insert("ideal-wise".to_string(), (&s.ideal_wise).into());
-            following.insert("sicr".to_string(), (&s.sicr).into());
+            following.insert(WISE.to_string(), (&s.wise).into());
+            following.insert(IDEAL_WISE.to_string(), (&s.ideal_wise).into());
+            following.insert(SICR.to_string(), (&s.sicr).into());
         }
         Report {
             system,
@@ -298,11 +298,7 @@ impl Report {
             };
             for name in &self.metrics {
                 if let (Some(va), Some(vb)) = (metrics.get(name), theirs.get(name)) {
-                    let label = if mode == "run" {
-                        name.clone()
-                    } else {
-                        format!("{mode} {name}")
-                    };
+                    let label = mode_metric_label(mode, name);
                     rows.push((label, compare_values(va, vb, permutations)));
                 }
             }
@@ -333,8 +329,53 @@ impl Report {
     }
 }
 
+/// The name of p-MRR's row in a report and a comparison.
+pub const P_MRR: &str = "p-mrr";
+/// The name of WISE's row.
+pub const WISE: &str = "wise";
+/// The name of ideal WISE's row.
+pub const IDEAL_WISE: &str = "ideal-wise";
+/// The name of SICR's row.
+pub const SICR: &str = "sicr";
+
+/// The name of a per-mode metric's row in a comparison: "changed ndcg@10"; the metric alone for
+/// the reports of run files (mode "run").
+pub fn mode_metric_label(mode: &str, metric: &str) -> String {
+    if mode == "run" {
+        metric.to_string()
+    } else {
+        format!("{mode} {metric}")
+    }
+}
+
+/// Two systems compared (`trainer eval --compare ... --json`, `--compare-model ... --json`):
+/// the serde type that writes that output and that its readers (the recipe's tables) read back,
+/// so a renamed field fails loudly instead of reading as missing.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Comparison {
+    /// System A (the report's `system`).
+    pub a: String,
+    /// System B.
+    pub b: String,
+    /// Every compared row by name ([`mode_metric_label`], [`P_MRR`], [`WISE`], ...).
+    pub comparison: BTreeMap<String, Compared>,
+}
+
+impl Comparison {
+    /// `a` against `b` ([`Report::compare`]).
+    pub fn of(a: &Report, b: &Report, permutations: usize) -> Result<Self> {
+        Ok(Comparison {
+            a: a.system.clone(),
+            b: b.system.clone(),
+            comparison: a.compare(b, permutations)?.into_iter().collect(),
+        })
+    }
+}
+
 /// One compared value: both means over the shared queries, and the paired tests.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct Compared {
     /// A's mean over the shared queries.
     pub a: f64,
