@@ -26,7 +26,7 @@ use burn::tensor::Tensor;
 use engine::training::{BatchLayout, Loss};
 use engine::Device;
 
-use super::embedding_gradients;
+use super::grad_cache::embedding_gradients;
 use super::{Texts, TrainModel};
 
 /// Rows `r` of `n` near-equal contiguous shares of `len` rows.
