@@ -10,6 +10,32 @@ use crate::cli::LessonArgs;
 
 /// Runs the lesson, printing and logging the loss and the held-out scores after each step.
 pub fn run(args: LessonArgs) -> anyhow::Result<()> {
+    let set = lesson_set(&args)?;
+    let lesson = Lesson::from_set(&set)?;
+    let settings = LessonSettings {
+        max_steps: args.steps,
+        seed: args.seed,
+        ..LessonSettings::default()
+    };
+    write_records_and_config(&args, &lesson, &settings)?;
+    let device = args.model.compute.device.device()?;
+    let base = engine::ModelFiles::read_dir(&args.model.model)?;
+    let mut run = LessonRun::new(&base, lesson.records.clone(), settings, &device)?;
+    let log = take_steps(&mut run, &lesson, args.steps)?;
+    let out = &args.output;
+    let lines: String = log.iter().map(|l| format!("{l}\n")).collect();
+    engine::atomic::write(out.join("metrics.jsonl"), lines.as_bytes())?;
+    run.files()?.write_dir(out.join("model"))?;
+    eprintln!(
+        "model in {}; `trainer train --config {} --output DIR` takes the same steps",
+        out.join("model").display(),
+        out.join("config.json").display()
+    );
+    Ok(())
+}
+
+/// The set of `--set` (default the demo set), only `--topic`'s queries when given.
+fn lesson_set(args: &LessonArgs) -> anyhow::Result<engine::EvalSet> {
     let mut set = match &args.set {
         Some(dir) => engine::EvalSet::load(dir)?,
         None => engine::demo::demo_set()?,
@@ -23,12 +49,15 @@ pub fn run(args: LessonArgs) -> anyhow::Result<()> {
             set.root.display()
         );
     }
-    let lesson = Lesson::from_set(&set)?;
-    let settings = LessonSettings {
-        max_steps: args.steps,
-        seed: args.seed,
-        ..LessonSettings::default()
-    };
+    Ok(set)
+}
+
+/// `records.jsonl` and the `trainer train` config that retraces the lesson, in `--output`.
+fn write_records_and_config(
+    args: &LessonArgs,
+    lesson: &Lesson,
+    settings: &LessonSettings,
+) -> anyhow::Result<()> {
     let out = &args.output;
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
     let records = out.join("records.jsonl");
@@ -48,14 +77,19 @@ pub fn run(args: LessonArgs) -> anyhow::Result<()> {
         lesson.held_out.queries.len(),
         lesson.held_out.corpus.len()
     );
-    let device = args.model.compute.device.device()?;
-    let base = engine::ModelFiles::read_dir(&args.model.model)?;
-    let mut run = LessonRun::new(&base, lesson.records.clone(), settings, &device)?;
-    let mut log = Vec::new();
+    Ok(())
+}
+
+/// The held-out scores before the first step, then `steps` steps each scored: the log lines.
+fn take_steps(
+    run: &mut LessonRun,
+    lesson: &Lesson,
+    steps: usize,
+) -> anyhow::Result<Vec<serde_json::Value>> {
     let before = LessonScores::evaluate(&lesson.held_out, &run.encoder()?)?;
     report("before", &before);
-    log.push(serde_json::json!({"step": 0, "eval": before}));
-    for _ in 0..args.steps {
+    let mut log = vec![serde_json::json!({"step": 0, "eval": before})];
+    for _ in 0..steps {
         let started = std::time::Instant::now();
         let step = run.step()?;
         let seconds = started.elapsed().as_secs_f64();
@@ -72,15 +106,7 @@ pub fn run(args: LessonArgs) -> anyhow::Result<()> {
         line["eval"] = serde_json::to_value(scores)?;
         log.push(line);
     }
-    let lines: String = log.iter().map(|l| format!("{l}\n")).collect();
-    engine::atomic::write(out.join("metrics.jsonl"), lines.as_bytes())?;
-    run.files()?.write_dir(out.join("model"))?;
-    eprintln!(
-        "model in {}; `trainer train --config {} --output DIR` takes the same steps",
-        out.join("model").display(),
-        out.join("config.json").display()
-    );
-    Ok(())
+    Ok(log)
 }
 
 fn report(what: &str, s: &LessonScores) {

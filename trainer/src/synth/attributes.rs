@@ -5,11 +5,12 @@ use std::collections::{BTreeMap, HashSet};
 
 use clap::Args;
 
+use engine::data::records::InstructionNegativeRecord;
 use engine::rng::SplitMix64;
 use synth::attributes::attribute_record;
 
 use super::heldout::{write_heldout_sets, HeldOut, PassageRef};
-use super::source::{load_set, neighbours, report_written, write_jsonl, SourceArgs};
+use super::source::{load_set, neighbours, report_written, write_jsonl, Neighbours, SourceArgs};
 
 /// `trainer synth attributes`.
 #[derive(Args, Debug)]
@@ -40,21 +41,50 @@ pub fn run(args: AttributesArgs) -> anyhow::Result<()> {
         args.candidates,
         args.max_score_gap,
     )?;
-    let by_id: BTreeMap<&str, &engine::Passage> =
-        set.corpus.iter().map(|p| (p.id.as_str(), p)).collect();
-    let mut rng = SplitMix64::new(args.seed);
-    let mut train = Vec::new();
-    let mut heldout: Vec<HeldOut> = Vec::new();
-    let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut heldout_queries: Vec<&engine::Query> = Vec::new();
-    let mut skipped = set.queries.len() - found.len();
+    let mut made = Made {
+        by_id: set.corpus.iter().map(|p| (p.id.as_str(), p)).collect(),
+        rng: SplitMix64::new(args.seed),
+        train: Vec::new(),
+        heldout: Vec::new(),
+        kinds: BTreeMap::new(),
+        heldout_queries: Vec::new(),
+        skipped: set.queries.len() - found.len(),
+    };
     for n in &found {
-        let query = &set.queries[n.query];
-        let positive = by_id[n.positive.as_str()];
+        made.query(&args, &set.queries[n.query], n);
+    }
+    anyhow::ensure!(!made.train.is_empty(), "{}: no record could be made (no query had an on-topic passage differing on any constraint)", args.source.set.display());
+    let out = &args.source.output;
+    write_jsonl(out, made.train.iter().map(|r| r.to_json()))?;
+    report_written(out, made.train.len(), made.skipped, &made.kinds);
+    if let Some(dir) = &args.source.heldout {
+        let queries = &made.heldout_queries;
+        write_heldout_sets(dir, &set, &og, &made.heldout, queries, &HashSet::new())?;
+    }
+    Ok(())
+}
+
+/// What `synth attributes` has made so far.
+struct Made<'a> {
+    by_id: BTreeMap<&'a str, &'a engine::Passage>,
+    rng: SplitMix64,
+    train: Vec<InstructionNegativeRecord>,
+    heldout: Vec<HeldOut>,
+    kinds: BTreeMap<&'static str, usize>,
+    heldout_queries: Vec<&'a engine::Query>,
+    skipped: usize,
+}
+
+impl<'a> Made<'a> {
+    /// Up to `--per-query` records of one query, each of another kind, with the candidates
+    /// that disagree with its relevant passage: training records, or held out.
+    fn query(&mut self, args: &AttributesArgs, query: &'a engine::Query, n: &Neighbours) {
+        let positive = self.by_id[n.positive.as_str()];
         // Drawn either way, so a seed gives the same records with or without --heldout.
-        let hold = rng.uniform() < args.source.heldout_fraction && args.source.heldout.is_some();
+        let hold =
+            self.rng.uniform() < args.source.heldout_fraction && args.source.heldout.is_some();
         if hold {
-            heldout_queries.push(query);
+            self.heldout_queries.push(query);
         }
         let mut made = 0;
         let mut used_kinds = HashSet::new();
@@ -62,22 +92,22 @@ pub fn run(args: AttributesArgs) -> anyhow::Result<()> {
             if made == args.per_query {
                 break;
             }
-            let candidate = by_id[candidate_id.as_str()];
+            let candidate = self.by_id[candidate_id.as_str()];
             let Some(record) = attribute_record(
                 &query.text,
                 &positive.encoder_text(),
                 &candidate.encoder_text(),
-                &mut rng,
+                &mut self.rng,
             ) else {
                 continue;
             };
             if !used_kinds.insert(record.kind) {
                 continue;
             }
-            *kinds.entry(record.kind).or_default() += 1;
+            *self.kinds.entry(record.kind).or_default() += 1;
             made += 1;
             if hold {
-                heldout.push(HeldOut {
+                self.heldout.push(HeldOut {
                     id: format!("{}-{made}", query.id),
                     record: record.record,
                     kind: record.kind,
@@ -85,18 +115,11 @@ pub fn run(args: AttributesArgs) -> anyhow::Result<()> {
                     negative: PassageRef::Corpus(candidate_id.clone()),
                 });
             } else {
-                train.push(record.record);
+                self.train.push(record.record);
             }
         }
         if made == 0 {
-            skipped += 1;
+            self.skipped += 1;
         }
     }
-    anyhow::ensure!(!train.is_empty(), "{}: no record could be made (no query had an on-topic passage differing on any constraint)", args.source.set.display());
-    write_jsonl(&args.source.output, train.iter().map(|r| r.to_json()))?;
-    report_written(&args.source.output, train.len(), skipped, &kinds);
-    if let Some(dir) = &args.source.heldout {
-        write_heldout_sets(dir, &set, &og, &heldout, &heldout_queries, &HashSet::new())?;
-    }
-    Ok(())
 }

@@ -62,12 +62,6 @@ pub fn neighbours(
     queries.normalize();
     let run = rank(set, &passages, &queries, candidates + 20)?;
     let row_of = set.passage_rows();
-    let dot = |a: &[f32], b: &[f32]| -> f64 {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| (*x as f64) * (*y as f64))
-            .sum()
-    };
     let mut out = Vec::new();
     for (q, query) in set.queries.iter().enumerate() {
         let Some(judged) = og.get(&query.id) else {
@@ -95,8 +89,23 @@ pub fn neighbours(
             nearest_query: None,
         });
     }
-    let judged: Vec<usize> = out.iter().map(|n| n.query).collect();
-    for n in &mut out {
+    link_nearest_queries(&mut out, &queries);
+    Ok(out)
+}
+
+/// The cosine of two normalised embeddings, in f64.
+fn dot(a: &[f32], b: &[f32]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (*x as f64) * (*y as f64))
+        .sum()
+}
+
+/// Each found query's most similar other found query (`queries` holds every query's
+/// embedding, by index).
+fn link_nearest_queries(found: &mut [Neighbours], queries: &engine::Embeddings) {
+    let judged: Vec<usize> = found.iter().map(|n| n.query).collect();
+    for n in found {
         n.nearest_query = judged
             .iter()
             .copied()
@@ -106,7 +115,6 @@ pub fn neighbours(
                     .total_cmp(&dot(queries.row(n.query), queries.row(b)))
             });
     }
-    Ok(out)
 }
 
 /// Loads the set and its og qrels, checking the held-out share.

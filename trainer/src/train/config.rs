@@ -161,11 +161,17 @@ impl TrainConfig {
     /// Every numeric setting within its range, or an error naming the first flag that is not
     /// (checked before any work, whether the value came from the file or a flag).
     pub fn check_ranges(&self) -> anyhow::Result<()> {
-        let unit = |x: f64| (0.0..=1.0).contains(&x);
-        let below_one = |x: f64| (0.0..1.0).contains(&x);
-        let positive = |x: f64| x > 0.0 && x.is_finite();
-        let non_negative = |x: f64| x >= 0.0 && x.is_finite();
-        let checks = [
+        let checks = self.count_checks().into_iter().chain(self.real_checks());
+        match checks.into_iter().find(|(_, ok, _)| !ok) {
+            Some((flag, _, wanted)) => anyhow::bail!("{flag} must be {wanted}"),
+            None => Ok(()),
+        }
+    }
+
+    /// The counts' checks: `(flag, within range, the range in words)`.
+    fn count_checks(&self) -> [(&'static str, bool, &'static str); 7] {
+        let special = "at least 2 ([CLS] and [SEP])";
+        [
             ("--batch-size", self.batch_size >= 1, "at least 1"),
             (
                 "--grad-accumulation",
@@ -173,16 +179,28 @@ impl TrainConfig {
                 "at least 1",
             ),
             ("--encode-chunk", self.encode_chunk >= 1, "at least 1"),
-            (
-                "--query-max-length",
-                self.query_max_length >= 2,
-                "at least 2 ([CLS] and [SEP])",
-            ),
+            ("--query-max-length", self.query_max_length >= 2, special),
             (
                 "--passage-max-length",
                 self.passage_max_length >= 2,
-                "at least 2 ([CLS] and [SEP])",
+                special,
             ),
+            ("--distill-batch", self.distill_batch >= 1, "at least 1"),
+            (
+                "--keep-checkpoints",
+                self.keep_checkpoints >= 1,
+                "at least 1",
+            ),
+        ]
+    }
+
+    /// The real numbers' checks, as [`TrainConfig::count_checks`].
+    fn real_checks(&self) -> [(&'static str, bool, &'static str); 11] {
+        let unit = |x: f64| (0.0..=1.0).contains(&x);
+        let below_one = |x: f64| (0.0..1.0).contains(&x);
+        let positive = |x: f64| x > 0.0 && x.is_finite();
+        let non_negative = |x: f64| x >= 0.0 && x.is_finite();
+        [
             ("--lr", positive(self.lr), "a positive number"),
             (
                 "--weight-decay",
@@ -218,17 +236,7 @@ impl TrainConfig {
                 positive(self.distill_weight),
                 "a positive number",
             ),
-            ("--distill-batch", self.distill_batch >= 1, "at least 1"),
-            (
-                "--keep-checkpoints",
-                self.keep_checkpoints >= 1,
-                "at least 1",
-            ),
-        ];
-        match checks.iter().find(|(_, ok, _)| !ok) {
-            Some((flag, _, wanted)) => anyhow::bail!("{flag} must be {wanted}"),
-            None => Ok(()),
-        }
+        ]
     }
 
     /// The defaults as `(flag, value)` pairs, for `--help`.

@@ -107,14 +107,7 @@ impl Run {
             records.len(),
             resume_from.as_deref(),
         )?;
-        let output = &config.output;
-        std::fs::create_dir_all(output)
-            .with_context(|| format!("{}: cannot create", output.display()))?;
-        engine::atomic::write(
-            output.join("config.json"),
-            serde_json::to_string_pretty(&config)?.as_bytes(),
-        )?;
-        let log = MetricsLog::open(&output.join("metrics.jsonl"), start_step)?;
+        let log = open_run_folder(&config, start_step)?;
         let eval_set = if config.eval_set.as_os_str().is_empty() {
             None
         } else {
@@ -357,6 +350,18 @@ impl Run {
         );
         Ok(())
     }
+}
+
+/// Creates the run folder, writes its `config.json` and opens its log from `start_step` on.
+fn open_run_folder(config: &TrainConfig, start_step: usize) -> anyhow::Result<MetricsLog> {
+    let output = &config.output;
+    std::fs::create_dir_all(output)
+        .with_context(|| format!("{}: cannot create", output.display()))?;
+    engine::atomic::write(
+        output.join("config.json"),
+        serde_json::to_string_pretty(config)?.as_bytes(),
+    )?;
+    MetricsLog::open(&output.join("metrics.jsonl"), start_step)
 }
 
 /// The error that stops a diverging run before its weights are updated or saved.
