@@ -351,7 +351,7 @@ pub fn golden() -> anyhow::Result<()> {
 /// and without instructions; writes RESULTS.md.
 pub fn results() -> anyhow::Result<()> {
     let model_dir = model::fetch_default()?;
-    let sets = result_sets();
+    let sets = result_sets()?;
     step("building trainer (release)");
     run(cargo().args(["build", "--release", "-p", "trainer"]))?;
     let trainer = target_dir().join("release/trainer");
@@ -410,28 +410,22 @@ pub fn results() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The sets `results` evaluates: the built-in ones, and the shared ones when present.
-fn result_sets() -> Vec<(String, PathBuf)> {
-    let shared = root().join("../shared/data");
-    let mut sets: Vec<(String, PathBuf)> = vec![
-        ("demo (built-in)".into(), root().join("engine/demo")),
-        (
-            "hand-written instructions (held out)".into(),
-            root().join("evalsets/instructions-heldout"),
-        ),
-    ];
-    if shared.is_dir() {
-        for name in ["clinical-trial", "doris-mae", "wtb"] {
-            sets.push((
-                format!("BIRCO dev {name}"),
-                shared.join("birco-dev").join(name),
-            ));
-        }
-        sets.push(("MS MARCO subset".into(), shared.join("msmarco-subset")));
-    } else {
-        println!("SKIPPED: ../shared/data is absent; only the demo set is evaluated");
+/// The sets `results` evaluates: those `recipes/results.json` names that are present (the
+/// others are named as skipped).
+fn result_sets() -> anyhow::Result<Vec<(String, PathBuf)>> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ResultSets {
+        sets: Vec<crate::compare::EvalSetRef>,
     }
-    sets
+    let path = root().join("recipes/results.json");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let listed: ResultSets = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), e.line()))?;
+    Ok(crate::compare::present_sets(&listed.sets, &[])
+        .into_iter()
+        .map(|s| (s.label, root().join(s.dir)))
+        .collect())
 }
 
 /// Whether any query of the set in `dir` has an instruction (an unreadable set: assume so).
@@ -452,20 +446,22 @@ fn has_instructions(dir: &Path) -> bool {
 /// One table row from `trainer eval --json`: the instructed mode when the set has one, else
 /// the og mode (BIRCO: og holds the objective).
 fn result_row(label: &str, no_instruction: bool, v: &serde_json::Value) -> String {
-    let mode = if v.get("changed").is_some() {
-        "changed"
+    use engine::metrics::report::{P_MRR, SICR, WISE};
+    let changed = engine::Mode::Changed.name();
+    let mode = if v.get(changed).is_some() {
+        changed
     } else {
-        "og"
+        engine::Mode::Og.name()
     };
     let f = |x: &serde_json::Value| {
         x.as_f64()
             .map(|x| format!("{:.2}", x * 100.0))
             .unwrap_or_else(|| "-".into())
     };
-    let what = match (no_instruction, mode) {
+    let what = match (no_instruction, mode == changed) {
         (true, _) => "query alone",
-        (false, "changed") => "instruction (changed mode)",
-        (false, _) => "task objective",
+        (false, true) => "instruction (changed mode)",
+        (false, false) => "task objective",
     };
     format!(
         "| {label} | {what} | {} | {} | {} | {} | {} | {} | {} |\n",
@@ -473,9 +469,9 @@ fn result_row(label: &str, no_instruction: bool, v: &serde_json::Value) -> Strin
         f(&v[mode]["map@1000"]),
         f(&v[mode]["mrr@10"]),
         f(&v[mode]["recall@100"]),
-        f(&v["p-mrr"]),
-        f(&v["wise"]),
-        f(&v["sicr"])
+        f(&v[P_MRR]),
+        f(&v[WISE]),
+        f(&v[SICR])
     )
 }
 
@@ -507,4 +503,22 @@ pub fn eval_json(
         return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }
     serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable trainer output: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_results_sets_read_and_the_repository_ones_are_present() {
+        let sets = super::result_sets().unwrap();
+        for dir in [
+            "engine/demo",
+            "evalsets/instructions-heldout",
+            "datasets/long-topics/dev",
+        ] {
+            assert!(
+                sets.iter().any(|(_, d)| d.ends_with(dir)),
+                "{dir} missing from {sets:?}"
+            );
+        }
+    }
 }
