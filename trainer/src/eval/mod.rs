@@ -10,14 +10,12 @@ use engine::data::{EvalSet, Mode};
 use engine::metrics::report::{MtebTask, Report};
 use engine::metrics::{evaluate, Metric, ModeReport, PerQuery, QuerySet, Run, WiseConfig};
 
+mod request;
+
 use crate::args::ModelArgs;
 use crate::cli::{EvalArgs, JudgeKind};
 use crate::progress;
-
-/// Default metrics of the `--qrels --run` form.
-const RUN_DEFAULT_METRICS: &str = "ndcg@10,map@1000,mrr@10,recall@100,p@10";
-/// Default per-mode metrics of the `--set` forms.
-const SET_DEFAULT_METRICS: &str = "ndcg@10,ndcg@5,map@1000,mrr@10,recall@100,p@10";
+use request::{Encoding, EvalRequest, InstfolSettings, Metrics, MtebOutput, Outputs, SetChoice};
 
 /// The table of a report (values x100, like the papers).
 fn print_table(report: &Report) {
@@ -55,13 +53,6 @@ fn print_table(report: &Report) {
     }
 }
 
-fn metric_names(list: Option<&str>, default: &str) -> anyhow::Result<(Vec<String>, Vec<Metric>)> {
-    let list = list.unwrap_or(default);
-    let metrics = Metric::parse_list(list).map_err(|e| anyhow::anyhow!("--metrics: {e}"))?;
-    let names = list.split(',').map(|s| s.trim().to_string()).collect();
-    Ok((names, metrics))
-}
-
 /// Says, as trec_eval would not, which queries the evaluation leaves out or scores 0: run
 /// queries without judgments are ignored (as trec_eval does) and judged queries missing from
 /// the run score 0 (as `trec_eval -c` does).
@@ -92,50 +83,75 @@ fn warn_coverage(qrels: &engine::data::Qrels, run: &Run, qrels_path: &Path, run_
 
 /// `trainer eval`: one of its forms, then the reports written, compared or printed.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let wise = WiseConfig {
-        k: 20,
-        strict_n: args.wise_strict,
-    };
-    if !args.compare.is_empty() {
-        let [a, b] = args.compare.as_slice() else {
-            bail!("--compare takes two report files (written with --output)");
-        };
-        let (ra, rb) = (Report::read(a)?, Report::read(b)?);
-        return print_comparison(&ra, &rb, args.permutations, args.json);
-    }
+    let (request, out) = args.resolve()?;
     let started = std::time::Instant::now();
-    let ((reports, ranking), single_run) = match (&args.qrels, &args.set) {
-        (Some(_), Some(_)) => bail!("give either --qrels (with --run FILE) or --set, not both"),
-        (Some(qrels), None) => (run_reports(&args, qrels)?, true),
-        (None, Some(set)) => (set_reports(&args, set, wise)?, false),
-        (None, None) => bail!("nothing to evaluate: give --qrels FILE --run FILE, --set DIR (with --run MODE=FILE or --model DIR), or --compare A.json B.json"),
-    };
-    if let Some(dir) = &args.mteb_output {
-        write_mteb(
-            &args,
-            dir,
-            &reports[0],
-            &ranking,
-            started.elapsed().as_secs_f64(),
-        )?;
-    }
-    if let Some(out) = &args.output {
-        write_report(out, &reports[0])?;
-        for (i, r) in reports.iter().enumerate().skip(1) {
-            write_report(&out.with_extension(format!("{}.json", i + 1)), r)?;
+    let ((reports, ranking), single_run) = match request {
+        EvalRequest::Reports { a, b } => {
+            let (ra, rb) = (Report::read(&a)?, Report::read(&b)?);
+            return print_comparison(&ra, &rb, out.permutations, out.json);
         }
-    }
+        EvalRequest::Runs {
+            qrels,
+            runs,
+            metrics,
+        } => (run_reports(&qrels, &runs, &metrics)?, true),
+        EvalRequest::SetRuns { set, runs, metrics } => {
+            (set_run_reports(&set, &runs, &metrics, &out)?, false)
+        }
+        EvalRequest::SetModels {
+            set,
+            models,
+            metrics,
+            encoding,
+            instfol,
+            save_runs,
+        } => {
+            let asked = ModelsAsked {
+                encoding,
+                instfol,
+                save_runs,
+            };
+            (model_reports(&set, &models, &metrics, &asked, &out)?, false)
+        }
+    };
+    write_outputs(&out, &reports, &ranking, started.elapsed().as_secs_f64())?;
     if reports.len() == 2 {
-        return print_comparison(&reports[0], &reports[1], args.permutations, args.json);
+        return print_comparison(&reports[0], &reports[1], out.permutations, out.json);
     }
     for r in &reports {
-        if args.json {
+        if out.json {
             println!("{}", r.to_json(single_run));
         } else {
             print_table(r);
         }
     }
     Ok(())
+}
+
+/// `--mteb-output` and `--output` (each further report beside the first, numbered).
+fn write_outputs(
+    out: &Outputs,
+    reports: &[Report],
+    ranking: &Ranking,
+    seconds: f64,
+) -> anyhow::Result<()> {
+    if let Some(mteb) = &out.mteb {
+        write_mteb(mteb, &reports[0], ranking, seconds)?;
+    }
+    if let Some(path) = &out.report {
+        write_report(path, &reports[0])?;
+        for (i, r) in reports.iter().enumerate().skip(1) {
+            write_report(&path.with_extension(format!("{}.json", i + 1)), r)?;
+        }
+    }
+    Ok(())
+}
+
+/// How the `--model` form encodes and what else it computes.
+struct ModelsAsked {
+    encoding: Encoding,
+    instfol: Option<InstfolSettings>,
+    save_runs: Option<PathBuf>,
 }
 
 /// The ranking an evaluation's first report scored (the og mode of a set), kept for MTEB's
@@ -149,34 +165,33 @@ struct Ranking {
 }
 
 /// `--qrels FILE --run FILE...`: one report per run file; the first file's ranking.
-fn run_reports(args: &EvalArgs, qrels_path: &Path) -> anyhow::Result<(Vec<Report>, Ranking)> {
-    if args.run.is_empty() {
-        bail!("--qrels needs --run FILE (a TREC run)");
-    }
+fn run_reports(
+    qrels_path: &Path,
+    runs: &[PathBuf],
+    metrics: &Metrics,
+) -> anyhow::Result<(Vec<Report>, Ranking)> {
     let qrels = engine::data::read_qrels(qrels_path)?;
     if qrels.is_empty() {
         bail!("{}: no judgment in the file", qrels_path.display());
     }
-    let (names, metrics) = metric_names(args.metrics.as_deref(), RUN_DEFAULT_METRICS)?;
     let mut reports = Vec::new();
     let mut first = None;
-    for spec in &args.run {
-        let path = PathBuf::from(spec);
-        let run = Run::read_trec(&path)?;
+    for path in runs {
+        let run = Run::read_trec(path)?;
         if run.is_empty() {
             bail!("{}: no result line in the run", path.display());
         }
-        warn_coverage(&qrels, &run, qrels_path, &path);
-        let eval = evaluate(&qrels, &run, &metrics, QuerySet::Judged);
+        warn_coverage(&qrels, &run, qrels_path, path);
+        let eval = evaluate(&qrels, &run, &metrics.parsed, QuerySet::Judged);
         reports.push(Report::from_evaluation(
             path.display().to_string(),
-            &names,
+            &metrics.names,
             "run",
             &eval,
         ));
         first.get_or_insert_with(|| Ranking {
             run,
-            model_name: file_name(&path),
+            model_name: file_name(path),
             revision: "unknown".into(),
         });
     }
@@ -184,64 +199,75 @@ fn run_reports(args: &EvalArgs, qrels_path: &Path) -> anyhow::Result<(Vec<Report
     Ok((reports, first))
 }
 
-/// `--set DIR` with precomputed runs (`--run MODE=FILE`) or models to encode with; the og
-/// ranking of the first.
-fn set_reports(
-    args: &EvalArgs,
-    set_dir: &Path,
-    wise: WiseConfig,
-) -> anyhow::Result<(Vec<Report>, Ranking)> {
-    let mut set = EvalSet::load_split(set_dir, args.split.as_deref())?;
-    if let Some(prefix) = &args.constraint {
+/// The set of `choice`, only the queries of `--constraint` when given.
+fn load_set(choice: &SetChoice) -> anyhow::Result<EvalSet> {
+    let mut set = EvalSet::load_split(&choice.dir, choice.split.as_deref())?;
+    if let Some(prefix) = &choice.constraint {
         if set.keep_constraint(prefix) == 0 {
             bail!(
                 "{}: no query has a constraint label starting with '{prefix}'",
-                set_dir.join("queries.jsonl").display()
+                choice.dir.join("queries.jsonl").display()
             );
         }
     }
-    let (names, metrics) = metric_names(args.metrics.as_deref(), SET_DEFAULT_METRICS)?;
-    if !args.run.is_empty() {
-        if args.model.is_some() {
-            bail!("give either --run MODE=FILE or --model, not both");
-        }
-        let mut runs = BTreeMap::new();
-        for spec in &args.run {
-            let (mode, file) = spec.split_once('=').with_context(|| {
-                format!("--run '{spec}': with --set write MODE=FILE (og, changed, reversed)")
-            })?;
-            runs.insert(parse_mode(mode)?, Run::read_trec(Path::new(file))?);
-        }
-        let report = ModeReport::compute(&set.qrels, &runs, &metrics, wise);
-        let name = set_dir.display().to_string();
-        let reports = vec![Report::from_mode_report(name, &names, &report)];
-        let (mode, run) = og_first(runs);
-        let file = args
-            .run
-            .iter()
-            .filter_map(|r| r.split_once('='))
-            .find(|(m, _)| m.trim() == mode.name());
-        let ranking = Ranking {
-            run,
-            model_name: file.map_or_else(|| "runs".into(), |(_, f)| file_name(Path::new(f))),
-            revision: "unknown".into(),
-        };
-        return Ok((reports, ranking));
+    Ok(set)
+}
+
+/// `--set DIR --run MODE=FILE...`: the report of precomputed runs; the og ranking.
+fn set_run_reports(
+    choice: &SetChoice,
+    files: &[(Mode, PathBuf)],
+    metrics: &Metrics,
+    out: &Outputs,
+) -> anyhow::Result<(Vec<Report>, Ranking)> {
+    let set = load_set(choice)?;
+    let mut runs = BTreeMap::new();
+    for (mode, file) in files {
+        runs.insert(*mode, Run::read_trec(file)?);
     }
-    let Some(model) = &args.model else {
-        bail!("--set needs --run MODE=FILE (precomputed runs) or --model DIR (encode and rank)");
+    let report = ModeReport::compute(&set.qrels, &runs, &metrics.parsed, out.wise);
+    let name = choice.dir.display().to_string();
+    let reports = vec![Report::from_mode_report(name, &metrics.names, &report)];
+    let (mode, run) = og_first(runs);
+    let file = files.iter().find(|(m, _)| *m == mode).map(|(_, f)| f);
+    let ranking = Ranking {
+        run,
+        model_name: file.map_or_else(|| "runs".into(), |f| file_name(f)),
+        revision: "unknown".into(),
     };
-    let models = std::iter::once(model).chain(&args.compare_model);
+    Ok((reports, ranking))
+}
+
+/// `--set DIR --model DIR [--compare-model DIR]`: one report per model; the first's og
+/// ranking.
+fn model_reports(
+    choice: &SetChoice,
+    models: &[PathBuf],
+    metrics: &Metrics,
+    asked: &ModelsAsked,
+    out: &Outputs,
+) -> anyhow::Result<(Vec<Report>, Ranking)> {
+    let set = load_set(choice)?;
     let mut reports = Vec::new();
     let mut first = None;
-    for (i, model) in models.enumerate() {
-        let save = args.save_runs.as_ref().map(|d| match i {
+    for (i, model) in models.iter().enumerate() {
+        let save = asked.save_runs.as_ref().map(|d| match i {
             0 => d.clone(),
             _ => d.join(format!("model{}", i + 1)),
         });
-        let evaluated = evaluate_model(args, model, &set, &metrics, wise, save.as_deref())?;
-        let mut report =
-            Report::from_mode_report(model.display().to_string(), &names, &evaluated.report);
+        let evaluated = evaluate_model(
+            asked,
+            model,
+            &set,
+            &metrics.parsed,
+            out.wise,
+            save.as_deref(),
+        )?;
+        let mut report = Report::from_mode_report(
+            model.display().to_string(),
+            &metrics.names,
+            &evaluated.report,
+        );
         if let Some(v) = evaluated.instfol {
             report.following.insert("instfol".to_string(), (&v).into());
         }
@@ -279,30 +305,24 @@ struct ModelEvaluation {
     fingerprint: String,
 }
 
-fn parse_mode(s: &str) -> anyhow::Result<Mode> {
-    Mode::ALL
-        .into_iter()
-        .find(|m| m.name() == s.trim())
-        .with_context(|| format!("unknown mode '{s}' (og, changed, reversed)"))
-}
-
 fn evaluate_model(
-    args: &EvalArgs,
+    asked: &ModelsAsked,
     model: &Path,
     set: &EvalSet,
     metrics: &[Metric],
     wise: WiseConfig,
     save_runs: Option<&Path>,
 ) -> anyhow::Result<ModelEvaluation> {
+    let encoding = &asked.encoding;
     let model_args = ModelArgs {
         model: model.to_path_buf(),
-        compute: args.compute.clone(),
+        compute: encoding.compute.clone(),
     };
     let mut encoder = model_args.load()?;
-    args.template.apply(&mut encoder);
+    encoding.template.apply(&mut encoder);
     let bar = progress::bar(set.corpus.len(), "encoding corpus");
     let mut tick = |done: usize, _| bar.set_position(done as u64);
-    let passages = match &args.passage_cache {
+    let passages = match &encoding.passage_cache {
         Some(dir) => {
             use engine::evaluation::{encode_passages_cached, passage_cache_path, CacheOutcome};
             let (e, outcome) = encode_passages_cached(&encoder, set, dir, &mut tick)?;
@@ -320,7 +340,13 @@ fn evaluate_model(
         None => engine::evaluation::encode_passages(&encoder, set, &mut tick)?,
     };
     bar.finish_and_clear();
-    let runs = engine::evaluation::runs(&encoder, set, &passages, args.no_instruction, args.depth)?;
+    let runs = engine::evaluation::runs(
+        &encoder,
+        set,
+        &passages,
+        encoding.no_instruction,
+        encoding.depth,
+    )?;
     if let Some(dir) = save_runs {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
@@ -329,8 +355,16 @@ fn evaluate_model(
         }
         eprintln!("runs saved in {}", dir.display());
     }
-    let instfol = match &args.instfol {
-        Some(kind) => Some(instfol(args, *kind, &encoder, set, &passages, &runs)?),
+    let instfol = match &asked.instfol {
+        Some(settings) => {
+            let ranked = Ranked {
+                encoder: &encoder,
+                set,
+                passages: &passages,
+                runs: &runs,
+            };
+            Some(instfol(settings, encoding.depth, &ranked)?)
+        }
         None => None,
     };
     Ok(ModelEvaluation {
@@ -342,21 +376,32 @@ fn evaluate_model(
 }
 
 /// INSTFOL@k: the query-alone run against the run with the changed instruction.
+/// What one model's evaluation has at hand for INSTFOL.
+struct Ranked<'a> {
+    encoder: &'a engine::Encoder,
+    set: &'a EvalSet,
+    passages: &'a engine::Embeddings,
+    runs: &'a BTreeMap<Mode, Run>,
+}
+
 fn instfol(
-    args: &EvalArgs,
-    kind: JudgeKind,
-    encoder: &engine::Encoder,
-    set: &EvalSet,
-    passages: &engine::Embeddings,
-    runs: &BTreeMap<Mode, Run>,
+    settings: &InstfolSettings,
+    depth: usize,
+    ranked: &Ranked<'_>,
 ) -> anyhow::Result<PerQuery> {
+    let Ranked {
+        encoder,
+        set,
+        passages,
+        runs,
+    } = *ranked;
     use engine::metrics::instfol::{instfol, GradedQrelsJudge, InstructionJudge, QrelsJudge};
     let instructed = runs
         .get(&Mode::Changed)
         .context("INSTFOL needs the set's changed instructions and qrels/changed.tsv")?;
     // The og run is the query alone when the set has no og instructions; else encode it.
     let q = encoder.encode_queries(&engine::evaluation::query_pairs(set, Mode::Og, true)?)?;
-    let alone = engine::evaluation::rank(set, passages, &q, args.depth)?;
+    let alone = engine::evaluation::rank(set, passages, &q, depth)?;
     let texts: BTreeMap<String, (String, String)> = set
         .queries
         .iter()
@@ -377,27 +422,28 @@ fn instfol(
         .qrels
         .get(&Mode::Changed)
         .context("INSTFOL needs qrels/changed.tsv")?;
-    let mut judge: Box<dyn InstructionJudge> = match kind {
+    let s_max = settings.max_score;
+    let mut judge: Box<dyn InstructionJudge> = match settings.kind {
         JudgeKind::Qrels => Box::new(QrelsJudge {
             qrels: changed_qrels,
-            s_max: args.judge_max_score,
+            s_max,
         }),
         JudgeKind::Graded => Box::new(GradedQrelsJudge {
             qrels: changed_qrels,
-            s_max: args.judge_max_score,
+            s_max,
         }),
         JudgeKind::Llm => Box::new(crate::judge::LlmJudge::new(
             crate::judge::LlmJudgeConfig::from_env(
-                args.judge_url.clone(),
-                args.judge_model.clone(),
-                args.judge_max_score,
+                settings.url.clone(),
+                settings.model.clone(),
+                s_max,
             )?,
         )),
     };
     let judged = instfol(
         &alone,
         instructed,
-        args.instfol_k,
+        settings.k,
         &texts,
         passage,
         judge.as_mut(),
@@ -431,25 +477,16 @@ fn report_unscored(
 /// `--mteb-output DIR`: the first report as MTEB's `DIR/TASK.json`, and its ranking as MTEB's
 /// predictions file `DIR/TASK_predictions.json`.
 fn write_mteb(
-    args: &EvalArgs,
-    dir: &Path,
+    mteb: &MtebOutput,
     report: &Report,
     ranking: &Ranking,
     seconds: f64,
 ) -> anyhow::Result<()> {
-    let source = args.set.as_ref().or(args.qrels.as_ref());
-    let name = match (&args.mteb_task, source) {
-        (Some(name), _) => name.clone(),
-        (None, Some(path)) => path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "task".into()),
-        (None, None) => "task".into(),
-    };
+    let (dir, name) = (&mteb.dir, &mteb.task);
     let task = MtebTask {
         name: name.clone(),
-        revision: args.mteb_revision.clone(),
-        split: args.split.clone().unwrap_or_else(|| "test".into()),
+        revision: mteb.revision.clone(),
+        split: mteb.split.clone(),
         seconds,
     };
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
