@@ -218,7 +218,7 @@ fn parse_ann(s: &str) -> Result<engine::retrieval::store::AnnIndex, String> {
 }
 
 /// How `trainer search --store` queries the table.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct StoreQueryArgs {
     /// LanceDB database folder (`trainer store`): search its table through the ANN index.
     /// With --index as well, also report recall@k against exact search over that index.
@@ -271,6 +271,40 @@ pub struct SearchArgs {
     /// Print JSON lines instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Where `trainer search` ranks, resolved once from `--store`, `--index` and `--corpus`.
+pub enum SearchSource {
+    /// A LanceDB table through its ANN index; `exact`, an index file to measure recall against.
+    Store {
+        query: StoreQueryArgs,
+        exact: Option<PathBuf>,
+    },
+    /// An index file, built from `corpus` first when it does not exist.
+    Index {
+        path: PathBuf,
+        corpus: Option<PathBuf>,
+    },
+    /// The corpus (`--corpus`, read for display in every case), encoded now.
+    Corpus,
+}
+
+impl SearchArgs {
+    /// The source the flags name: the store when given, else the index, else the corpus.
+    pub fn source(&self) -> anyhow::Result<SearchSource> {
+        Ok(match (&self.store.store, &self.index, &self.corpus) {
+            (Some(_), exact, _) => SearchSource::Store {
+                query: self.store.clone(),
+                exact: exact.clone(),
+            },
+            (None, Some(path), corpus) => SearchSource::Index {
+                path: path.clone(),
+                corpus: corpus.clone(),
+            },
+            (None, None, Some(_)) => SearchSource::Corpus,
+            (None, None, None) => anyhow::bail!("give --corpus FILE.jsonl or --index FILE"),
+        })
+    }
 }
 
 /// `trainer demo`.

@@ -6,7 +6,7 @@ use engine::data::{read_corpus, Passage};
 use engine::retrieval::{self, IndexHeader, IndexWriter, MappedIndex, Shard};
 use engine::{Embeddings, Encoder};
 
-use crate::cli::{IndexArgs, IndexMergeArgs, SearchArgs};
+use crate::cli::{IndexArgs, IndexMergeArgs, SearchArgs, SearchSource};
 use crate::progress;
 
 /// Encodes passages (title + text) with a progress bar; rows are L2-normalised.
@@ -94,6 +94,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     if args.query.trim().is_empty() {
         anyhow::bail!("--query is empty: there is nothing to rank the corpus by");
     }
+    let source = args.source()?;
     let mut encoder = args.model.load()?;
     args.template.apply(&mut encoder);
     let query = encoder.encode_queries(&[(&args.instruction, &args.query)])?;
@@ -103,27 +104,30 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         Some(path) => Some(read_corpus(path)?),
         None => None,
     };
-    let ranked = match (&args.store.store, &args.index) {
-        (Some(_), _) => crate::store::search(&args, &encoder, &query)?,
-        (None, Some(index)) => {
-            if !index.exists() {
-                let corpus = args.corpus.as_ref().ok_or_else(|| {
+    let ranked = match source {
+        SearchSource::Store {
+            query: store,
+            exact,
+        } => crate::store::search(&store, exact.as_deref(), args.top_k, &encoder, &query)?,
+        SearchSource::Index { path, corpus } => {
+            if !path.exists() {
+                let corpus = corpus.ok_or_else(|| {
                     anyhow::anyhow!(
                         "{}: index does not exist; give --corpus to build it",
-                        index.display()
+                        path.display()
                     )
                 })?;
-                build_index(&encoder, corpus, index, None)?;
+                build_index(&encoder, &corpus, &path, None)?;
             }
-            let index = MappedIndex::open(index)?;
+            let index = MappedIndex::open(&path)?;
             index.check_model(encoder.fingerprint())?;
             let hits = index.search(&query, args.top_k)?;
             with_ids(&index.header.ids, &hits[0])
         }
-        (None, None) => {
+        SearchSource::Corpus => {
             let passages = passages
                 .as_ref()
-                .ok_or_else(|| anyhow::anyhow!("give --corpus FILE.jsonl or --index FILE"))?;
+                .expect("a corpus source has --corpus, read above");
             let corpus = encode_passages(&encoder, passages)?;
             let ids: Vec<String> = passages.iter().map(|p| p.id.clone()).collect();
             with_ids(&ids, &retrieval::search(&corpus, &query, args.top_k)[0])

@@ -5,7 +5,7 @@
 //! minutes of build. Without it both commands say how to get it.
 
 #[cfg(not(feature = "lancedb"))]
-use crate::cli::{SearchArgs, StoreArgs};
+use crate::cli::{StoreArgs, StoreQueryArgs};
 #[cfg(not(feature = "lancedb"))]
 use engine::{Embeddings, Encoder};
 
@@ -21,7 +21,13 @@ pub fn create(_: StoreArgs) -> anyhow::Result<()> {
 
 /// `trainer search --store`: the ranking as (id, score).
 #[cfg(not(feature = "lancedb"))]
-pub fn search(_: &SearchArgs, _: &Encoder, _: &Embeddings) -> anyhow::Result<Vec<(String, f32)>> {
+pub fn search(
+    _: &StoreQueryArgs,
+    _: Option<&std::path::Path>,
+    _: usize,
+    _: &Encoder,
+    _: &Embeddings,
+) -> anyhow::Result<Vec<(String, f32)>> {
     anyhow::bail!(NOT_BUILT)
 }
 
@@ -37,7 +43,7 @@ mod lance {
     use engine::retrieval::MappedIndex;
     use engine::{Embeddings, Encoder};
 
-    use crate::cli::{SearchArgs, StoreArgs};
+    use crate::cli::{StoreArgs, StoreQueryArgs};
     use crate::progress;
 
     /// `trainer store`.
@@ -87,34 +93,39 @@ mod lance {
         Ok(())
     }
 
-    /// `trainer search --store`: the ranking as (id, score); with `--index`, the recall@k
-    /// against exact search over that index file goes to stderr.
+    /// `trainer search --store`: the top `top_k` as (id, score); with `exact` (`--index`), the
+    /// recall@k against exact search over that index file goes to stderr.
     pub fn search(
-        args: &SearchArgs,
+        table: &StoreQueryArgs,
+        exact: Option<&std::path::Path>,
+        top_k: usize,
         encoder: &Encoder,
         query: &Embeddings,
     ) -> anyhow::Result<Vec<(String, f32)>> {
-        let location = args.store.store.as_ref().expect("called with --store");
-        let store = VectorStore::open(location, &args.store.table)?;
+        let location = table
+            .store
+            .as_ref()
+            .expect("a store source names its folder");
+        let store = VectorStore::open(location, &table.table)?;
         store.check_model(encoder.fingerprint())?;
         let how = StoreSearch {
-            nprobes: args.store.nprobes,
-            refine_factor: (args.store.refine > 0).then_some(args.store.refine),
+            nprobes: table.nprobes,
+            refine_factor: (table.refine > 0).then_some(table.refine),
             exhaustive: false,
         };
         let started = Instant::now();
-        let hits = store.search(query, args.top_k, &how)?;
+        let hits = store.search(query, top_k, &how)?;
         let ann_ms = started.elapsed().as_secs_f64() * 1e3;
-        if let Some(path) = &args.index {
+        if let Some(path) = exact {
             let index = MappedIndex::open(path)?;
             index.check_model(encoder.fingerprint())?;
             let started = Instant::now();
-            let exact = index.search(query, args.top_k)?;
+            let exact = index.search(query, top_k)?;
             let exact_ms = started.elapsed().as_secs_f64() * 1e3;
-            let recall = recall_at_k(&hits, &exact, &index.header.ids, args.top_k);
+            let recall = recall_at_k(&hits, &exact, &index.header.ids, top_k);
             eprintln!(
                 "recall@{} against exact search over {}: {recall:.3} (store {ann_ms:.1} ms, exact {exact_ms:.1} ms)",
-                args.top_k,
+                top_k,
                 path.display()
             );
         }
