@@ -133,9 +133,20 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             with_ids(&ids, &retrieval::search(&corpus, &query, args.top_k)[0])
         }
     };
+    print_ranking(&args, &encoder, passages.as_deref(), &ranked);
+    Ok(())
+}
+
+/// The ranking as a table with snippets (when the corpus is at hand), or JSON lines.
+fn print_ranking(
+    args: &SearchArgs,
+    encoder: &engine::Encoder,
+    passages: Option<&[Passage]>,
+    ranked: &[(String, f32)],
+) {
     let by_id: std::collections::HashMap<&str, &Passage> = passages
         .iter()
-        .flatten()
+        .flat_map(|p| p.iter())
         .map(|p| (p.id.as_str(), p))
         .collect();
     if !args.json {
@@ -162,7 +173,6 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             println!("{:>3}. {:.4}  {:<16} {}", rank + 1, score, id, snippet);
         }
     }
-    Ok(())
 }
 
 /// Hits as (document id, score), best first.

@@ -305,6 +305,46 @@ struct ModelEvaluation {
     fingerprint: String,
 }
 
+/// The set's passages encoded, read from (or written to) the passage cache when given.
+fn encode_set(
+    encoder: &engine::Encoder,
+    set: &EvalSet,
+    cache: Option<&Path>,
+) -> anyhow::Result<engine::Embeddings> {
+    let bar = progress::bar(set.corpus.len(), "encoding corpus");
+    let mut tick = |done: usize, _| bar.set_position(done as u64);
+    let passages = match cache {
+        Some(dir) => {
+            use engine::evaluation::{encode_passages_cached, passage_cache_path, CacheOutcome};
+            let (e, outcome) = encode_passages_cached(encoder, set, dir, &mut tick)?;
+            let path = passage_cache_path(encoder, set, dir);
+            match outcome {
+                CacheOutcome::Hit => eprintln!("passages read from {}", path.display()),
+                CacheOutcome::Miss => eprintln!("passages cached in {}", path.display()),
+                CacheOutcome::Replaced => eprintln!(
+                    "warning: {} was unreadable; passages encoded again and the file replaced",
+                    path.display()
+                ),
+            }
+            e
+        }
+        None => engine::evaluation::encode_passages(encoder, set, &mut tick)?,
+    };
+    bar.finish_and_clear();
+    Ok(passages)
+}
+
+/// `--save-runs DIR`: each mode's run as DIR/MODE.trec.
+fn save_trec_runs(dir: &Path, runs: &BTreeMap<Mode, Run>) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    for (mode, run) in runs {
+        run.save_trec(&dir.join(format!("{}.trec", mode.name())), "trainer")?;
+    }
+    eprintln!("runs saved in {}", dir.display());
+    Ok(())
+}
+
+/// One model on the set: its report, INSTFOL when asked, its runs and fingerprint.
 fn evaluate_model(
     asked: &ModelsAsked,
     model: &Path,
@@ -320,26 +360,7 @@ fn evaluate_model(
     };
     let mut encoder = model_args.load()?;
     encoding.template.apply(&mut encoder);
-    let bar = progress::bar(set.corpus.len(), "encoding corpus");
-    let mut tick = |done: usize, _| bar.set_position(done as u64);
-    let passages = match &encoding.passage_cache {
-        Some(dir) => {
-            use engine::evaluation::{encode_passages_cached, passage_cache_path, CacheOutcome};
-            let (e, outcome) = encode_passages_cached(&encoder, set, dir, &mut tick)?;
-            let path = passage_cache_path(&encoder, set, dir);
-            match outcome {
-                CacheOutcome::Hit => eprintln!("passages read from {}", path.display()),
-                CacheOutcome::Miss => eprintln!("passages cached in {}", path.display()),
-                CacheOutcome::Replaced => eprintln!(
-                    "warning: {} was unreadable; passages encoded again and the file replaced",
-                    path.display()
-                ),
-            }
-            e
-        }
-        None => engine::evaluation::encode_passages(&encoder, set, &mut tick)?,
-    };
-    bar.finish_and_clear();
+    let passages = encode_set(&encoder, set, encoding.passage_cache.as_deref())?;
     let runs = engine::evaluation::runs(
         &encoder,
         set,
@@ -348,12 +369,7 @@ fn evaluate_model(
         encoding.depth,
     )?;
     if let Some(dir) = save_runs {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot create", dir.display()))?;
-        for (mode, run) in &runs {
-            run.save_trec(&dir.join(format!("{}.trec", mode.name())), "trainer")?;
-        }
-        eprintln!("runs saved in {}", dir.display());
+        save_trec_runs(dir, &runs)?;
     }
     let instfol = match &asked.instfol {
         Some(settings) => {
@@ -375,7 +391,6 @@ fn evaluate_model(
     })
 }
 
-/// INSTFOL@k: the query-alone run against the run with the changed instruction.
 /// What one model's evaluation has at hand for INSTFOL.
 struct Ranked<'a> {
     encoder: &'a engine::Encoder,
@@ -395,7 +410,7 @@ fn instfol(
         passages,
         runs,
     } = *ranked;
-    use engine::metrics::instfol::{instfol, GradedQrelsJudge, InstructionJudge, QrelsJudge};
+    use engine::metrics::instfol::instfol;
     let instructed = runs
         .get(&Mode::Changed)
         .context("INSTFOL needs the set's changed instructions and qrels/changed.tsv")?;
@@ -422,8 +437,27 @@ fn instfol(
         .qrels
         .get(&Mode::Changed)
         .context("INSTFOL needs qrels/changed.tsv")?;
+    let mut judge = judge(settings, changed_qrels)?;
+    let judged = instfol(
+        &alone,
+        instructed,
+        settings.k,
+        &texts,
+        passage,
+        judge.as_mut(),
+    )?;
+    report_unscored(&judged, texts.len())?;
+    Ok(judged.scores)
+}
+
+/// INSTFOL's judge of `settings`, judging by the set's changed qrels or an LLM.
+fn judge<'a>(
+    settings: &InstfolSettings,
+    changed_qrels: &'a engine::data::Qrels,
+) -> anyhow::Result<Box<dyn engine::metrics::instfol::InstructionJudge + 'a>> {
+    use engine::metrics::instfol::{GradedQrelsJudge, QrelsJudge};
     let s_max = settings.max_score;
-    let mut judge: Box<dyn InstructionJudge> = match settings.kind {
+    Ok(match settings.kind {
         JudgeKind::Qrels => Box::new(QrelsJudge {
             qrels: changed_qrels,
             s_max,
@@ -439,17 +473,7 @@ fn instfol(
                 s_max,
             )?,
         )),
-    };
-    let judged = instfol(
-        &alone,
-        instructed,
-        settings.k,
-        &texts,
-        passage,
-        judge.as_mut(),
-    )?;
-    report_unscored(&judged, texts.len())?;
-    Ok(judged.scores)
+    })
 }
 
 /// Logs every judge answer without a usable score; INSTFOL covers the other queries, and

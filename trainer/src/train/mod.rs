@@ -95,11 +95,7 @@ impl Run {
     ) -> anyhow::Result<Self> {
         let micro_per_epoch = records.len().div_ceil(config.batch_size);
         let accumulation = config.grad_accumulation.max(1);
-        let total_steps = if config.max_steps > 0 {
-            config.max_steps
-        } else {
-            (micro_per_epoch * config.epochs).div_ceil(accumulation)
-        };
+        let total_steps = total_steps(&config, micro_per_epoch);
         let (model, optimizer, start_step) = load_model(
             &config,
             &plan,
@@ -349,6 +345,15 @@ impl Run {
             self.config.output.join("metrics.jsonl").display()
         );
         Ok(())
+    }
+}
+
+/// The optimiser steps of a run: `max_steps`, else as many as `epochs` needs.
+fn total_steps(config: &TrainConfig, micro_per_epoch: usize) -> usize {
+    if config.max_steps > 0 {
+        config.max_steps
+    } else {
+        (micro_per_epoch * config.epochs).div_ceil(config.grad_accumulation.max(1))
     }
 }
 
