@@ -213,55 +213,8 @@ pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
         if line.trim().is_empty() {
             continue;
         }
-        let fields: Vec<&str> = if beir {
-            line.split('\t').collect()
-        } else {
-            line.split_whitespace().collect()
-        };
-        let (q, d, rel) = match (beir, fields.as_slice()) {
-            (true, [q, d, r]) => (*q, *d, *r),
-            (false, [q, _, d, r]) => (*q, *d, *r),
-            (true, _) => {
-                return Err(EngineError::data(
-                    path,
-                    i + 1,
-                    format!(
-                        "expected 3 tab-separated fields (query-id, corpus-id, score), found {}",
-                        fields.len()
-                    ),
-                ))
-            }
-            (false, _) => {
-                return Err(EngineError::data(
-                    path,
-                    i + 1,
-                    format!(
-                        "expected 4 fields (qid 0 docid rel), found {}",
-                        fields.len()
-                    ),
-                ))
-            }
-        };
-        let rel: f64 = match rel.trim().parse::<f64>() {
-            Ok(r) if r.is_finite() && r >= 0.0 => r,
-            Ok(r) if r < 0.0 => {
-                return Err(EngineError::data(
-                    path,
-                    i + 1,
-                    format!(
-                        "relevance {rel} is negative; levels are >= 0 (0 = judged not relevant)"
-                    ),
-                ))
-            }
-            _ => {
-                return Err(EngineError::data(
-                    path,
-                    i + 1,
-                    format!("relevance '{rel}' is not a number"),
-                ))
-            }
-        };
-        let (q, d) = (q.trim(), d.trim());
+        let (q, d, rel) =
+            qrels_fields(line, beir).map_err(|e| EngineError::data(path, i + 1, e))?;
         if let Some(first) = judged.insert((q, d), i + 1) {
             return Err(EngineError::data(
                 path,
@@ -275,6 +228,42 @@ pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
             .insert(d.to_string(), rel);
     }
     Ok(qrels)
+}
+
+/// One qrels line's query, document and level (BEIR's three tab-separated fields or TREC's
+/// four), or what is wrong with it.
+fn qrels_fields(line: &str, beir: bool) -> std::result::Result<(&str, &str, f64), String> {
+    let fields: Vec<&str> = if beir {
+        line.split('\t').collect()
+    } else {
+        line.split_whitespace().collect()
+    };
+    let (q, d, rel) = match (beir, fields.as_slice()) {
+        (true, [q, d, r]) => (*q, *d, *r),
+        (false, [q, _, d, r]) => (*q, *d, *r),
+        (true, _) => {
+            return Err(format!(
+                "expected 3 tab-separated fields (query-id, corpus-id, score), found {}",
+                fields.len()
+            ))
+        }
+        (false, _) => {
+            return Err(format!(
+                "expected 4 fields (qid 0 docid rel), found {}",
+                fields.len()
+            ))
+        }
+    };
+    let level = match rel.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r >= 0.0 => r,
+        Ok(r) if r < 0.0 => {
+            return Err(format!(
+                "relevance {rel} is negative; levels are >= 0 (0 = judged not relevant)"
+            ))
+        }
+        _ => return Err(format!("relevance '{rel}' is not a number")),
+    };
+    Ok((q.trim(), d.trim(), level))
 }
 
 /// Reads a qrels file (see [`parse_qrels`]).
