@@ -221,15 +221,8 @@ impl RecordFile {
             if line_no.is_multiple_of(4096) {
                 progress(offset, total);
             }
-            let problem = match std::str::from_utf8(&buf) {
-                Err(_) => Some("invalid UTF-8".to_string()),
-                Ok(line) => {
-                    let line = line.trim_start_matches('\u{feff}');
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    TrainingRecord::parse(line).err()
-                }
+            let Some(problem) = line_problem(&buf) else {
+                continue;
             };
             match problem {
                 None => entries.push((start, line_no)),
@@ -242,18 +235,11 @@ impl RecordFile {
         }
         progress(offset, total);
         if entries.is_empty() {
-            return Err(EngineError::data(
-                path,
-                line_no.max(1),
-                if skipped.is_empty() {
-                    "no training records in the file".to_string()
-                } else {
-                    format!(
-                        "no valid training record ({} bad lines skipped)",
-                        skipped.len()
-                    )
-                },
-            ));
+            let problem = match skipped.len() {
+                0 => "no training records in the file".to_string(),
+                n => format!("no valid training record ({n} bad lines skipped)"),
+            };
+            return Err(EngineError::data(path, line_no.max(1), problem));
         }
         let file = File::open(path).map_err(|e| EngineError::io(path, e))?;
         Ok(RecordFile {
@@ -297,6 +283,22 @@ impl RecordFile {
                 format!("{p} (the file changed during training?)"),
             )
         })
+    }
+}
+
+/// What is wrong with one line of a training file: `None` for a blank line (skipped), else
+/// `Some(None)` for a good record and `Some(Some(problem))` for a bad one.
+fn line_problem(bytes: &[u8]) -> Option<Option<String>> {
+    match std::str::from_utf8(bytes) {
+        Err(_) => Some(Some("invalid UTF-8".to_string())),
+        Ok(line) => {
+            let line = line.trim_start_matches('\u{feff}');
+            if line.trim().is_empty() {
+                None
+            } else {
+                Some(TrainingRecord::parse(line).err())
+            }
+        }
     }
 }
 
