@@ -147,20 +147,7 @@ pub fn evaluate_query(
                         0.0
                     }
                 }
-                Measure::Map => {
-                    if num_rel == 0 {
-                        return 0.0;
-                    }
-                    let mut hits = 0usize;
-                    let mut sum = 0.0;
-                    for (i, g) in top.iter().enumerate() {
-                        if *g > 0.0 {
-                            hits += 1;
-                            sum += hits as f64 / (i + 1) as f64;
-                        }
-                    }
-                    sum / num_rel as f64
-                }
+                Measure::Map => average_precision(top, num_rel),
                 Measure::Mrr => top
                     .iter()
                     .position(|g| *g > 0.0)
@@ -223,6 +210,22 @@ impl Evaluation {
                 .collect(),
         )
     }
+}
+
+/// Average precision of a cut ranked list's gains against `num_rel` relevant documents.
+fn average_precision(top: &[f64], num_rel: usize) -> f64 {
+    if num_rel == 0 {
+        return 0.0;
+    }
+    let mut hits = 0usize;
+    let mut sum = 0.0;
+    for (i, g) in top.iter().enumerate() {
+        if *g > 0.0 {
+            hits += 1;
+            sum += hits as f64 / (i + 1) as f64;
+        }
+    }
+    sum / num_rel as f64
 }
 
 /// Evaluates `run` against `qrels`. Queries with no judgment at all are skipped (trec_eval does
