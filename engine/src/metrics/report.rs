@@ -147,13 +147,22 @@ impl Report {
     /// first metric; an instruction set's is p-MRR (as MTEB's FollowIR tasks), with each
     /// mode's metrics beside it (`og`, `changed`, `reversed`) and WISE and SICR.
     pub fn to_mteb(&self, task: &MtebTask) -> serde_json::Value {
-        let mteb_name = |name: &str| -> String {
-            match name.split_once('@') {
-                Some(("p", k)) => format!("precision_at_{k}"),
-                Some((metric, k)) => format!("{metric}_at_{k}"),
-                None => name.to_string(),
-            }
-        };
+        let mut scores = self.mteb_scores();
+        scores.insert("hf_subset".into(), "default".into());
+        scores.insert("languages".into(), serde_json::json!(["eng-Latn"]));
+        serde_json::json!({
+            "dataset_revision": task.revision,
+            "task_name": task.name,
+            "mteb_version": null,
+            "scores": { task.split.clone(): [scores] },
+            "evaluation_time": task.seconds,
+            "kg_co2_emissions": null,
+        })
+    }
+
+    /// MTEB's score object: every mode's means and the instruction-following metrics for an
+    /// instructed set (main score p-MRR), else the run's means (main score the first metric).
+    fn mteb_scores(&self) -> serde_json::Map<String, serde_json::Value> {
         let means = |m: &BTreeMap<String, Values>| -> serde_json::Map<String, serde_json::Value> {
             self.metrics
                 .iter()
@@ -176,9 +185,9 @@ impl Report {
                 scores.insert(mode.clone(), means(values).into());
             }
             for (key, name) in [
-                ("p-mrr", "p-MRR"),
-                ("wise", "wise"),
-                ("sicr", "sicr"),
+                (P_MRR, "p-MRR"),
+                (WISE, "wise"),
+                (SICR, "sicr"),
                 ("instfol", "instfol"),
             ] {
                 if let Some(v) = self.following.get(key) {
@@ -190,24 +199,12 @@ impl Report {
         }
         let main = match (instructed, scores.get("p-MRR")) {
             (true, Some(p)) => p.clone(),
-            _ => og.map_or(serde_json::Value::Null, |o| {
-                means(o)
-                    .get(&first)
-                    .cloned()
-                    .unwrap_or(serde_json::Value::Null)
-            }),
+            _ => og
+                .and_then(|o| means(o).get(&first).cloned())
+                .unwrap_or(serde_json::Value::Null),
         };
         scores.insert("main_score".into(), main);
-        scores.insert("hf_subset".into(), "default".into());
-        scores.insert("languages".into(), serde_json::json!(["eng-Latn"]));
-        serde_json::json!({
-            "dataset_revision": task.revision,
-            "task_name": task.name,
-            "mteb_version": null,
-            "scores": { task.split.clone(): [scores] },
-            "evaluation_time": task.seconds,
-            "kg_co2_emissions": null,
-        })
+        scores
     }
 }
 
@@ -326,6 +323,15 @@ impl Report {
             )));
         }
         Ok(rows)
+    }
+}
+
+/// A metric's name as MTEB writes it (`ndcg@10` -> `ndcg_at_10`, `p@10` -> `precision_at_10`).
+fn mteb_name(name: &str) -> String {
+    match name.split_once('@') {
+        Some(("p", k)) => format!("precision_at_{k}"),
+        Some((metric, k)) => format!("{metric}_at_{k}"),
+        None => name.to_string(),
     }
 }
 
