@@ -53,6 +53,47 @@ pub(super) fn MetricsPanel() -> impl IntoView {
     }
 }
 
+/// A passage's judgment in a column's mode.
+struct Judged {
+    relevant: bool,
+    level: f64,
+}
+
+/// One result of a column: its rank, how far it moved against the query alone, its score,
+/// the judgment toggle and the passage.
+fn result_item(
+    p: Page,
+    column: Column,
+    pos: usize,
+    score: f32,
+    passage: Passage,
+    moved: Option<crate::state::Move>,
+    judged: Judged,
+) -> impl IntoView {
+    let Judged { relevant, level } = judged;
+    let id = passage.id.clone();
+    let toggle = move |_| {
+        p.judgments.update(|j| j.toggle(column.mode(), &id));
+    };
+    view! {
+        <li data-testid="result" data-doc-id=passage.id.clone() class:relevant=relevant>
+            <div class="result-head">
+                <span class="rank">{pos + 1}</span>
+                {moved.map(|m| view! { <span class="move" title="places moved vs the query alone">{m.label()}</span> })}
+                <span class="score">{format!("{score:.3}")}</span>
+                <button class="judge" data-testid="judge" aria-pressed=relevant.to_string()
+                    title="Toggle the judgment for this column's instruction"
+                    on:click=toggle>
+                    {if relevant { format!("relevant ({level})") } else { "not relevant".to_string() }}
+                </button>
+            </div>
+            <div class="doc-id">{passage.id.clone()}</div>
+            {(!passage.title.is_empty()).then(|| view! { <div class="title">{passage.title.clone()}</div> })}
+            <p class="text">{passage.text.clone()}</p>
+        </li>
+    }
+}
+
 #[component]
 pub(super) fn RankingColumn(column: Column) -> impl IntoView {
     let p = page();
@@ -75,30 +116,12 @@ pub(super) fn RankingColumn(column: Column) -> impl IntoView {
             .enumerate()
             .filter_map(|(pos, (doc, score))| Some((pos, score, corpus.get(*doc)?.clone())))
             .map(|(pos, score, passage)| {
-                let relevant = judgments.is_relevant(column.mode(), &passage.id);
-                let judged = judgments.level(column.mode(), &passage.id);
-                let mv = (column != Column::Query).then(|| movement(&base, &ranking, pos));
-                let id = passage.id.clone();
-                let toggle = move |_| {
-                    p.judgments.update(|j| j.toggle(column.mode(), &id));
+                let moved = (column != Column::Query).then(|| movement(&base, &ranking, pos));
+                let judged = Judged {
+                    relevant: judgments.is_relevant(column.mode(), &passage.id),
+                    level: judgments.level(column.mode(), &passage.id),
                 };
-                view! {
-                    <li data-testid="result" data-doc-id=passage.id.clone() class:relevant=relevant>
-                        <div class="result-head">
-                            <span class="rank">{pos + 1}</span>
-                            {mv.map(|m| view! { <span class="move" title="places moved vs the query alone">{m.label()}</span> })}
-                            <span class="score">{format!("{score:.3}")}</span>
-                            <button class="judge" data-testid="judge" aria-pressed=relevant.to_string()
-                                title="Toggle the judgment for this column's instruction"
-                                on:click=toggle>
-                                {if relevant { format!("relevant ({judged})") } else { "not relevant".to_string() }}
-                            </button>
-                        </div>
-                        <div class="doc-id">{passage.id.clone()}</div>
-                        {(!passage.title.is_empty()).then(|| view! { <div class="title">{passage.title.clone()}</div> })}
-                        <p class="text">{passage.text.clone()}</p>
-                    </li>
-                }
+                result_item(p, column, pos, *score, passage, moved, judged)
             })
             .collect_view()
             .into_iter()

@@ -119,6 +119,27 @@ pub(super) fn Inputs() -> impl IntoView {
 }
 
 /// The corpus and example pickers, the upload and the paste box.
+/// Reads the file an upload event picked as the user's corpus.
+fn upload_corpus(p: Page, ev: leptos::ev::Event) {
+    use wasm_bindgen::JsCast;
+    let Some(input) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+    else {
+        return;
+    };
+    let Some(file) = input.files().and_then(|f| f.get(0)) else {
+        return;
+    };
+    spawn_local(async move {
+        let name = file.name();
+        let parsed = web::read_file(&file)
+            .await
+            .and_then(|t| parse_user_corpus(&t, &name));
+        use_user_corpus(p, parsed);
+    });
+}
+
 #[component]
 pub(super) fn CorpusControls() -> impl IntoView {
     let p = page();
@@ -136,25 +157,7 @@ pub(super) fn CorpusControls() -> impl IntoView {
         }
     };
     let corpus_change = move |ev: leptos::ev::Event| set_corpus(p, &event_target_value(&ev));
-    let upload = move |ev: leptos::ev::Event| {
-        use wasm_bindgen::JsCast;
-        let Some(input) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        else {
-            return;
-        };
-        let Some(file) = input.files().and_then(|f| f.get(0)) else {
-            return;
-        };
-        spawn_local(async move {
-            let name = file.name();
-            let parsed = web::read_file(&file)
-                .await
-                .and_then(|t| parse_user_corpus(&t, &name));
-            use_user_corpus(p, parsed);
-        });
-    };
+    let upload = move |ev: leptos::ev::Event| upload_corpus(p, ev);
     let pasted = RwSignal::new(String::new());
     let use_pasted =
         move |_| use_user_corpus(p, parse_user_corpus(&pasted.get_untracked(), "pasted text"));

@@ -245,6 +245,23 @@ fn points(v: f64) -> String {
 }
 
 /// The panel: Train and Reset, the lesson's size, one row per step.
+/// One step's row: its loss before and after, its time and the held-out scores.
+fn step_row(s: StepReport) -> impl IntoView {
+    view! {
+        <tr data-testid="learn-step" data-step=s.step data-loss=s.loss.to_string()
+            data-loss-after=s.loss_after.to_string()
+            data-ndcg=s.held_out.ndcg10_changed.to_string()
+            data-p-mrr=s.held_out.p_mrr.to_string() data-wise=s.held_out.wise.to_string()>
+            <td>{s.step}</td>
+            <td>{format!("{:.4} → {:.4}", s.loss, s.loss_after)}</td>
+            <td>{format!("{:.1} s", s.step_ms / 1000.0)}</td>
+            <td>{points(s.held_out.ndcg10_changed)}</td>
+            <td>{points(s.held_out.p_mrr)}</td>
+            <td>{points(s.held_out.wise)}</td>
+        </tr>
+    }
+}
+
 #[component]
 pub(super) fn LearnPanel() -> impl IntoView {
     let p = page();
@@ -270,28 +287,7 @@ pub(super) fn LearnPanel() -> impl IntoView {
             }
         })
     };
-    let rows = move || {
-        learn
-            .steps
-            .get()
-            .into_iter()
-            .map(|s| {
-                view! {
-                    <tr data-testid="learn-step" data-step=s.step data-loss=s.loss.to_string()
-                        data-loss-after=s.loss_after.to_string()
-                        data-ndcg=s.held_out.ndcg10_changed.to_string()
-                        data-p-mrr=s.held_out.p_mrr.to_string() data-wise=s.held_out.wise.to_string()>
-                        <td>{s.step}</td>
-                        <td>{format!("{:.4} → {:.4}", s.loss, s.loss_after)}</td>
-                        <td>{format!("{:.1} s", s.step_ms / 1000.0)}</td>
-                        <td>{points(s.held_out.ndcg10_changed)}</td>
-                        <td>{points(s.held_out.p_mrr)}</td>
-                        <td>{points(s.held_out.wise)}</td>
-                    </tr>
-                }
-            })
-            .collect_view()
-    };
+    let rows = move || learn.steps.get().into_iter().map(step_row).collect_view();
     view! {
         <Show when=move || p.teach.get() || p.train.get()>
             <section class="learn" data-testid="learn" aria-label="Learn live">
