@@ -29,19 +29,9 @@ pub fn demo(args: &[String]) -> anyhow::Result<()> {
         .args(args))
 }
 
-/// `cargo xtask test`.
-pub fn test(gpu: bool) -> anyhow::Result<()> {
-    let started = std::time::Instant::now();
-    step("set-up");
-    let gpu = gpu && setup::vulkan();
-    setup::protoc()?;
-    let model_dir = model::fetch_default()?;
-
-    // One feature set per build mode keeps burn compiled once per mode: clippy sees every
-    // backend (CUDA included, which proves the `cuda` feature compiles), the tests run the CPU
-    // path everywhere plus wgpu on Vulkan (WGSL kernels) in engine/tests/backends.rs. The
-    // `vulkan` feature's SPIR-V kernels crash Debian 12's lavapipe (Mesa 22.3) inside
-    // vkCreateComputePipelines, so on lavapipe only the WGSL path can be run.
+/// fmt, then clippy with warnings denied: natively with every backend feature (CUDA
+/// type-checked), and for wasm32 over the page and its workers.
+fn lint() -> anyhow::Result<()> {
     step("cargo fmt --check");
     run(cargo().args(["fmt", "--all", "--check"]))?;
     step("cargo clippy, every backend feature incl. cuda (warnings denied)");
@@ -74,6 +64,23 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
         "-D",
         "warnings",
     ]))?;
+    Ok(())
+}
+
+/// `cargo xtask test`.
+pub fn test(gpu: bool) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    step("set-up");
+    let gpu = gpu && setup::vulkan();
+    setup::protoc()?;
+    let model_dir = model::fetch_default()?;
+
+    // One feature set per build mode keeps burn compiled once per mode: clippy sees every
+    // backend (CUDA included, which proves the `cuda` feature compiles), the tests run the CPU
+    // path everywhere plus wgpu on Vulkan (WGSL kernels) in engine/tests/backends.rs. The
+    // `vulkan` feature's SPIR-V kernels crash Debian 12's lavapipe (Mesa 22.3) inside
+    // vkCreateComputePipelines, so on lavapipe only the WGSL path can be run.
+    lint()?;
     step("cargo test (CPU everywhere; wgpu on Vulkan/lavapipe vs CPU in engine/tests/backends.rs; LanceDB)");
     let mut tests = cargo();
     tests
@@ -187,38 +194,12 @@ pub fn mteb_compat() -> anyhow::Result<()> {
     let trainer = target_dir().join("debug/trainer");
     let work = std::env::temp_dir().join(format!("ifir-mteb-compat-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
-    let fixtures = root().join("engine/tests/fixtures/published");
     let mut expected = Vec::new();
     for (set, task, key) in [
         ("mteb-parquet", "SciFact", "ndcg@10"),
         ("followir-mteb", "Core17InstructionRetrieval", "p-mrr"),
     ] {
-        let out = Command::new(&trainer)
-            .args(["eval", "--json", "--set"])
-            .arg(fixtures.join(set))
-            .arg("--model")
-            .arg(&model_dir)
-            .arg("--mteb-output")
-            .arg(&work)
-            .args(["--mteb-task", task])
-            .arg("--save-runs")
-            .arg(work.join(set))
-            .output()?;
-        anyhow::ensure!(
-            out.status.success(),
-            "trainer eval on {set}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
-        let score = report
-            .get(key)
-            .or_else(|| report["og"].get(key))
-            .and_then(|v| v.as_f64());
-        expected.push((
-            work.join(format!("{task}.json")),
-            score.context("no score in the report")?,
-            top10(&work.join(set).join("og.trec"))?,
-        ));
+        expected.push(mteb_result(&trainer, &model_dir, &work, (set, task, key))?);
     }
     let out = Command::new(python)
         .arg(root().join("trainer/tests/mteb_load.py"))
@@ -230,28 +211,74 @@ pub fn mteb_compat() -> anyhow::Result<()> {
         String::from_utf8_lossy(&out.stderr)
     );
     let loaded = String::from_utf8(out.stdout)?;
-    for ((path, score, ranking), line) in expected.iter().zip(loaded.lines()) {
-        let read: serde_json::Value = serde_json::from_str(line)?;
-        let main = read["main_score"].as_f64().context("no main_score")?;
-        anyhow::ensure!(
-            (main - score).abs() < 1e-9,
-            "{}: MTEB reads main_score {main}, the trainer printed {score}",
-            path.display()
-        );
-        let read_ranking: BTreeMap<String, Vec<String>> =
-            serde_json::from_value(read["top_ranked"].clone())?;
-        anyhow::ensure!(
-            &read_ranking == ranking,
-            "{}: the top 10 MTEB reads from the predictions file differ from the trainer's og run",
-            path.display()
-        );
-        println!(
-            "MTEB reads {}: main_score {main} (the trainer's), and the predictions' top 10 of {} queries (the trainer's og run)",
-            path.display(),
-            ranking.len()
-        );
+    for (expected, line) in expected.iter().zip(loaded.lines()) {
+        check_mteb_reads(expected, line)?;
     }
     let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+/// A result file the trainer writes for MTEB, the score it printed and its og run's top 10.
+type MtebExpected = (PathBuf, f64, BTreeMap<String, Vec<String>>);
+
+/// `trainer eval --mteb-output` on the fixture `set` as MTEB's `task`: the file, the score
+/// `key` the trainer printed, and its og run's top 10.
+fn mteb_result(
+    trainer: &Path,
+    model_dir: &Path,
+    work: &Path,
+    (set, task, key): (&str, &str, &str),
+) -> anyhow::Result<MtebExpected> {
+    let fixtures = root().join("engine/tests/fixtures/published");
+    let out = Command::new(trainer)
+        .args(["eval", "--json", "--set"])
+        .arg(fixtures.join(set))
+        .arg("--model")
+        .arg(model_dir)
+        .arg("--mteb-output")
+        .arg(work)
+        .args(["--mteb-task", task])
+        .arg("--save-runs")
+        .arg(work.join(set))
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "trainer eval on {set}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let score = report
+        .get(key)
+        .or_else(|| report["og"].get(key))
+        .and_then(|v| v.as_f64());
+    Ok((
+        work.join(format!("{task}.json")),
+        score.context("no score in the report")?,
+        top10(&work.join(set).join("og.trec"))?,
+    ))
+}
+
+/// What MTEB read (`line`, from mteb_load.py) is what the trainer wrote.
+fn check_mteb_reads((path, score, ranking): &MtebExpected, line: &str) -> anyhow::Result<()> {
+    let read: serde_json::Value = serde_json::from_str(line)?;
+    let main = read["main_score"].as_f64().context("no main_score")?;
+    anyhow::ensure!(
+        (main - score).abs() < 1e-9,
+        "{}: MTEB reads main_score {main}, the trainer printed {score}",
+        path.display()
+    );
+    let read_ranking: BTreeMap<String, Vec<String>> =
+        serde_json::from_value(read["top_ranked"].clone())?;
+    anyhow::ensure!(
+        &read_ranking == ranking,
+        "{}: the top 10 MTEB reads from the predictions file differ from the trainer's og run",
+        path.display()
+    );
+    println!(
+        "MTEB reads {}: main_score {main} (the trainer's), and the predictions' top 10 of {} queries (the trainer's og run)",
+        path.display(),
+        ranking.len()
+    );
     Ok(())
 }
 
