@@ -308,35 +308,7 @@ impl BertModel {
         config: &BertConfig,
         device: &Device,
     ) -> Result<Self> {
-        let r = WeightReader::new(bytes, path, device)?;
-        let eps = config.layer_norm_eps;
-        let loaded = weight_table(config)
-            .iter()
-            .map(|(name, group)| {
-                Ok(match *group {
-                    Group::Embedding { rows, width } => {
-                        Loaded::Embedding(r.embedding(name, rows, width)?)
-                    }
-                    Group::Linear { d_in, d_out } => Loaded::Linear(r.linear(name, d_in, d_out)?),
-                    Group::LayerNorm { width } => {
-                        Loaded::LayerNorm(r.layer_norm(name, width, eps)?)
-                    }
-                })
-            })
-            .collect::<Result<Vec<Loaded>>>()?;
-        let extra = format!(
-            "encoder.layer.{}.attention.self.query.weight",
-            config.num_hidden_layers
-        );
-        if r.has(&extra) {
-            return Err(EngineError::model(
-                path,
-                format!(
-                    "the file has more than the {} layers config.json declares",
-                    config.num_hidden_layers
-                ),
-            ));
-        }
+        let loaded = load_groups(bytes, path, config, device)?;
         let mut groups = Groups(loaded.into_iter());
         let embeddings = BertEmbeddings {
             word: groups.embedding(),
@@ -532,4 +504,42 @@ fn push_norm(out: &mut Vec<NamedTensor>, name: &str, norm: &LayerNorm) -> Result
         push_param(out, &format!("{name}.bias"), beta)?;
     }
     Ok(())
+}
+
+/// Every group of `config`'s weight table read from the safetensors `bytes` and checked, in
+/// table order; a file with more layers than `config` declares is refused.
+fn load_groups(
+    bytes: &[u8],
+    path: &Path,
+    config: &BertConfig,
+    device: &Device,
+) -> Result<Vec<Loaded>> {
+    let r = WeightReader::new(bytes, path, device)?;
+    let eps = config.layer_norm_eps;
+    let loaded = weight_table(config)
+        .iter()
+        .map(|(name, group)| {
+            Ok(match *group {
+                Group::Embedding { rows, width } => {
+                    Loaded::Embedding(r.embedding(name, rows, width)?)
+                }
+                Group::Linear { d_in, d_out } => Loaded::Linear(r.linear(name, d_in, d_out)?),
+                Group::LayerNorm { width } => Loaded::LayerNorm(r.layer_norm(name, width, eps)?),
+            })
+        })
+        .collect::<Result<Vec<Loaded>>>()?;
+    let extra = format!(
+        "encoder.layer.{}.attention.self.query.weight",
+        config.num_hidden_layers
+    );
+    if r.has(&extra) {
+        return Err(EngineError::model(
+            path,
+            format!(
+                "the file has more than the {} layers config.json declares",
+                config.num_hidden_layers
+            ),
+        ));
+    }
+    Ok(loaded)
 }
