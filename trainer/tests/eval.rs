@@ -3,7 +3,7 @@
 //! with significance, and clear errors for bad input.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::common::{demo_set, model_dir, s, trainer};
@@ -64,106 +64,58 @@ fn qrels_and_run_give_json_keyed_by_the_given_names() {
     );
 }
 
+/// `trainer eval --qrels QRELS --run RUN [extra]` in `dir` fails, its error holding every one
+/// of `says`.
+fn refused(dir: &Path, qrels: &str, run: &str, extra: &[&str], says: &[&str]) {
+    let (qrels, run) = (dir.join(qrels), dir.join(run));
+    let mut args = vec!["eval", "--qrels", s(&qrels), "--run", s(&run)];
+    args.extend(extra);
+    let out = trainer(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} accepted");
+    assert!(says.iter().all(|w| err.contains(w)), "{args:?}: {err}");
+}
+
 #[test]
 fn bad_inputs_name_the_file_and_line() {
     let dir = tmp("bad");
-    std::fs::write(
-        dir.join("qrels.tsv"),
-        "query-id\tcorpus-id\tscore\nq1\ta\tx\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("run.trec"), RUN).unwrap();
-    let out = trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("run.trec")),
-    ]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("qrels.tsv:2:"), "{err}");
-    std::fs::write(dir.join("qrels.tsv"), QRELS).unwrap();
-    std::fs::write(dir.join("bad.trec"), "q1 Q0 a 1 0.5 t\nq1 Q0 b 2\n").unwrap();
-    let out = trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("bad.trec")),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("bad.trec:2:"),
-        "{err}"
-    );
-    let out = trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("run.trec")),
-        "--metrics",
-        "ndgc@10",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("ndgc@10"), "{err}");
-    let out = trainer(&["eval"]);
-    assert!(!out.status.success());
-    // Empty files are errors naming the file.
-    std::fs::write(dir.join("empty.tsv"), "query-id\tcorpus-id\tscore\n").unwrap();
-    std::fs::write(dir.join("empty.trec"), "\n").unwrap();
-    let out = trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("empty.tsv")),
-        "--run",
-        s(&dir.join("run.trec")),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("empty.tsv: no judgment"),
-        "{err}"
-    );
-    let out = trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("empty.trec")),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("empty.trec: no result line"),
-        "{err}"
-    );
-    // Duplicate documents and non-numeric scores name the line.
-    std::fs::write(dir.join("dup.trec"), "q1 Q0 a 1 0.5 t\nq1 Q0 a 2 0.4 t\n").unwrap();
-    let out = trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("dup.trec")),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("dup.trec:2:") && err.contains("twice"),
-        "{err}"
-    );
-    std::fs::write(dir.join("nan.trec"), "q1 Q0 a 1 high t\n").unwrap();
-    let out = trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("nan.trec")),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("nan.trec:1:") && err.contains("high"),
-        "{err}"
-    );
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    write("bad-qrels.tsv", "query-id\tcorpus-id\tscore\nq1\ta\tx\n");
+    write("run.trec", RUN);
+    write("qrels.tsv", QRELS);
+    write("bad.trec", "q1 Q0 a 1 0.5 t\nq1 Q0 b 2\n");
+    // Empty files, duplicate documents and non-numeric scores name the file (and the line).
+    write("empty.tsv", "query-id\tcorpus-id\tscore\n");
+    write("empty.trec", "\n");
+    write("dup.trec", "q1 Q0 a 1 0.5 t\nq1 Q0 a 2 0.4 t\n");
+    write("nan.trec", "q1 Q0 a 1 high t\n");
+    for (qrels, run, extra, says) in [
+        (
+            "bad-qrels.tsv",
+            "run.trec",
+            &[][..],
+            &["bad-qrels.tsv:2:"][..],
+        ),
+        ("qrels.tsv", "bad.trec", &[], &["bad.trec:2:"]),
+        (
+            "qrels.tsv",
+            "run.trec",
+            &["--metrics", "ndgc@10"],
+            &["ndgc@10"],
+        ),
+        ("empty.tsv", "run.trec", &[], &["empty.tsv: no judgment"]),
+        (
+            "qrels.tsv",
+            "empty.trec",
+            &[],
+            &["empty.trec: no result line"],
+        ),
+        ("qrels.tsv", "dup.trec", &[], &["dup.trec:2:", "twice"]),
+        ("qrels.tsv", "nan.trec", &[], &["nan.trec:1:", "high"]),
+    ] {
+        refused(&dir, qrels, run, extra, says);
+    }
+    assert!(!trainer(&["eval"]).status.success());
     // A run query without judgments is ignored and a judged query missing from the run scores
     // 0: both are evaluated, with a warning each.
     std::fs::write(
