@@ -141,7 +141,7 @@ train_config! {
     distill_weight: f64 = 1.0;
     /// Distillation anchors per micro-batch (drawn from their own seeded stream).
     distill_batch: usize = 4;
-    /// Share of the starting model's weights in the saved model/ (weight-space ensembling, `trainer interpolate`): 0 = the trained weights; s > 0 saves (1 - s) x trained + s x start in model/ and the trained weights in model-tuned/.
+    /// Share of the starting model's weights in the saved model/ (weight-space ensembling, `trainer interpolate`): 0 = the trained weights; s > 0 saves (1 - s) x trained + s x start in model/ and the trained weights in model-tuned/ (the evaluations during the run, the last one included, score the trained weights; `trainer eval --model DIR/model` scores the mix).
     start_share: f64 = 0.0;
     /// Evaluation-set folder (formats.md §1) evaluated during training; empty = none.
     eval_set: PathBuf = PathBuf::new();
