@@ -10,18 +10,23 @@
 //! its own encoder (the same files and arithmetic as the page's) and encodes the chunks of
 //! passages it is sent, in length-sorted batches without pausing. The page deals the corpus
 //! out longest first, a chunk to whichever worker is free, so the workers finish together and
-//! each chunk's batches pad little. Queries stay on the page's thread (one short batch).
+//! each chunk's batches pad little. On the CPU the page holds no model at all: the first
+//! worker encodes the queries too (one short batch, a few milliseconds there), so building
+//! and quantising the model, hashing its weights and every forward pass stay off the page's
+//! thread.
 //!
-//! Messages are `[json, payload]`: `load` with the model files (`{path: Uint8Array}`),
-//! `encode` with the texts (an array of strings); replies `loaded`, `encoded` with the
-//! embeddings, or `failed`.
+//! Messages are `[json, payload]`: `load` with the model files (`{path: Uint8Array}`, their
+//! buffers transferred, not copied), `encode` with the texts (an array of strings),
+//! `encode_queries` with its pairs in the JSON; replies `loaded` with the encoder's
+//! [`EmbeddingSpace`], `encoded` with the embeddings, or `failed`.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
-use engine::{Embeddings, Encoder, ModelFiles, Precision};
+use engine::{EmbeddingSpace, Embeddings, Encoder, ModelFiles, Precision};
 
+use crate::session::QueryEncoder;
 use crate::state::MAX_CORPUS_WORKERS;
 use js_sys::{Array, Float32Array, Object, Promise, Uint8Array};
 use serde::{Deserialize, Serialize};
@@ -47,15 +52,21 @@ enum Request {
     Load { int8: bool },
     /// Encode the texts beside the message; the reply carries the same `id`.
     Encode { id: u64 },
+    /// Encode `(instruction, query)` pairs as [`Encoder::encode_queries`] does (rows
+    /// normalised); the reply carries the same `id`.
+    EncodeQueries {
+        id: u64,
+        pairs: Vec<(String, String)>,
+    },
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Reply {
     /// The worker's wasm runs and listens (messages posted before would be lost).
     Listening,
     /// The encoder is built (the page times the start itself).
-    Loaded,
+    Loaded { space: EmbeddingSpace },
     /// The texts encoded (the embeddings beside the message); the worker's wasm memory in bytes.
     Encoded {
         id: u64,
@@ -81,55 +92,62 @@ pub fn listen() {
     let post = scope.clone();
     let on_message =
         Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
-            let parts: Array = event.data().unchecked_into();
-            let send = |reply: &Reply, payload: Option<&JsValue>| {
-                let message = Array::of1(&json(reply));
-                if let Some(p) = payload {
-                    message.push(p);
-                }
-                let _ = post.post_message(&message);
-            };
-            let request = parts
-                .get(0)
-                .as_string()
-                .and_then(|t| serde_json::from_str::<Request>(&t).ok());
-            let failed = |error: String| Reply::Failed { error, id: None };
-            match request {
-                Some(Request::Load { int8 }) => match load(&parts.get(1), int8) {
-                    Ok(e) => {
-                        *encoder.borrow_mut() = Some(e);
-                        send(&Reply::Loaded, None);
-                    }
-                    Err(e) => send(&failed(e.to_string()), None),
-                },
-                Some(Request::Encode { id }) => {
-                    let reply = match encoder.borrow().as_ref() {
-                        Some(e) => {
-                            let texts: Vec<String> = Array::from(&parts.get(1))
-                                .iter()
-                                .map(|t| t.as_string().unwrap_or_default())
-                                .collect();
-                            encode(e, &texts, id)
-                        }
-                        None => Err("no model loaded".into()),
-                    };
-                    match reply {
-                        Ok((reply, data)) => send(&reply, Some(&data.into())),
-                        Err(error) => send(
-                            &Reply::Failed {
-                                error,
-                                id: Some(id),
-                            },
-                            None,
-                        ),
-                    }
-                }
-                None => send(&failed("an unreadable message".into()), None),
+            let (reply, payload) = answer(&encoder, &event.data().unchecked_into());
+            let message = Array::of1(&json(&reply));
+            if let Some(p) = payload {
+                message.push(&p);
             }
+            let _ = post.post_message(&message);
         });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     let _ = scope.post_message(&Array::of1(&json(&Reply::Listening)));
+}
+
+/// The worker's reply to one message, and its payload.
+fn answer(encoder: &RefCell<Option<Encoder>>, parts: &Array) -> (Reply, Option<JsValue>) {
+    let request = parts
+        .get(0)
+        .as_string()
+        .and_then(|t| serde_json::from_str::<Request>(&t).ok());
+    let failed = |error: String, id: Option<u64>| (Reply::Failed { error, id }, None);
+    let (id, texts) = match request {
+        None => return failed("an unreadable message".into(), None),
+        Some(Request::Load { int8 }) => {
+            return match load(&parts.get(1), int8) {
+                Ok(e) => {
+                    let space = e.space();
+                    *encoder.borrow_mut() = Some(e);
+                    (Reply::Loaded { space }, None)
+                }
+                Err(e) => failed(e.to_string(), None),
+            };
+        }
+        Some(Request::Encode { id }) => {
+            let texts: Vec<String> = Array::from(&parts.get(1))
+                .iter()
+                .map(|t| t.as_string().unwrap_or_default())
+                .collect();
+            (id, Texts::Passages(texts))
+        }
+        Some(Request::EncodeQueries { id, pairs }) => (id, Texts::Queries(pairs)),
+    };
+    let reply = match encoder.borrow().as_ref() {
+        Some(e) => encode(e, &texts, id),
+        None => Err("no model loaded".into()),
+    };
+    match reply {
+        Ok((reply, data)) => (reply, Some(data.into())),
+        Err(error) => failed(error, Some(id)),
+    }
+}
+
+/// What a worker is asked to encode.
+enum Texts {
+    /// Passages (their encoder texts).
+    Passages(Vec<String>),
+    /// `(instruction, query)` pairs.
+    Queries(Vec<(String, String)>),
 }
 
 fn load(files: &JsValue, int8: bool) -> engine::Result<Encoder> {
@@ -173,9 +191,21 @@ fn warm_up(encoder: &Encoder) -> engine::Result<()> {
 }
 
 /// The `Encoded` reply to request `id` and its embeddings.
-fn encode(encoder: &Encoder, texts: &[String], id: u64) -> Result<(Reply, Float32Array), String> {
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let embeddings = encoder.encode(&refs).map_err(|e| e.to_string())?;
+fn encode(encoder: &Encoder, texts: &Texts, id: u64) -> Result<(Reply, Float32Array), String> {
+    let embeddings = match texts {
+        Texts::Passages(texts) => {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            encoder.encode(&refs)
+        }
+        Texts::Queries(pairs) => {
+            let refs: Vec<(&str, &str)> = pairs
+                .iter()
+                .map(|(i, q)| (i.as_str(), q.as_str()))
+                .collect();
+            encoder.encode_queries(&refs)
+        }
+    }
+    .map_err(|e| e.to_string())?;
     let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
     let memory_bytes = memory
         .buffer()
@@ -192,6 +222,8 @@ fn encode(encoder: &Encoder, texts: &[String], id: u64) -> Result<(Reply, Float3
 /// Page side: workers holding one model's encoder, which encode a corpus together.
 pub struct CorpusWorkers {
     workers: Vec<CorpusWorker>,
+    /// The workers' encoder (the same in each: same files, same arithmetic).
+    space: EmbeddingSpace,
 }
 
 impl CorpusWorkers {
@@ -220,13 +252,26 @@ impl CorpusWorkers {
     ) -> Result<(Self, f64), String> {
         let started = js_sys::Date::now();
         let starts = (0..count.max(1)).map(|_| CorpusWorker::start(files, int8));
-        let workers = futures::future::try_join_all(starts).await?;
-        Ok((CorpusWorkers { workers }, js_sys::Date::now() - started))
+        let started_workers = futures::future::try_join_all(starts).await?;
+        let space = started_workers[0].1.clone();
+        if started_workers.iter().any(|(_, s)| *s != space) {
+            return Err("the encoding workers built different encoders from one model".into());
+        }
+        let workers = started_workers.into_iter().map(|(w, _)| w).collect();
+        Ok((
+            CorpusWorkers { workers, space },
+            js_sys::Date::now() - started,
+        ))
     }
 
     /// Number of workers.
     pub fn len(&self) -> usize {
         self.workers.len()
+    }
+
+    /// The workers' encoder.
+    pub fn space(&self) -> &EmbeddingSpace {
+        &self.space
     }
 
     /// Encodes `texts` into rows of `dim` (in input order), reporting `progress(done, total)`
@@ -249,6 +294,24 @@ impl CorpusWorkers {
         let runs = self.workers.iter().map(|worker| deal.run(worker));
         let memory = futures::future::try_join_all(runs).await?;
         Ok((deal.out.into_inner(), memory.iter().sum()))
+    }
+}
+
+/// The queries are encoded by the first worker (between its corpus chunks, when a corpus
+/// encodes meanwhile).
+impl QueryEncoder for CorpusWorkers {
+    fn space(&self) -> EmbeddingSpace {
+        self.space.clone()
+    }
+
+    async fn encode_queries(&self, pairs: &[(&str, &str)]) -> engine::Result<Embeddings> {
+        self.workers[0]
+            .encode_queries(pairs, self.space.dim)
+            .await
+            .map_err(|problem| engine::EngineError::Backend {
+                backend: "cpu (encoding worker)".into(),
+                problem,
+            })
     }
 }
 
@@ -301,30 +364,87 @@ struct CorpusWorker {
     requests: std::cell::Cell<u64>,
 }
 
-/// Replies as they arrive, and the resolver of the one waiting for the next.
+/// Replies as they arrive, each kept until the request it answers takes it; the resolvers
+/// of the requests waiting. A worker's requests may overlap (a query ranked while a corpus
+/// encodes), so each takes the reply with its own `id`.
 #[derive(Default)]
 struct Inbox {
-    replies: RefCell<VecDeque<Array>>,
-    waiting: RefCell<Option<js_sys::Function>>,
+    replies: RefCell<Vec<(Reply, JsValue)>>,
+    waiting: RefCell<Vec<js_sys::Function>>,
+    /// Requests sent and not yet answered or given up: a reply to any other is dropped.
+    pending: RefCell<BTreeSet<u64>>,
+}
+
+impl Reply {
+    /// The request this reply answers; `None` for the worker's own news (listening, loaded,
+    /// a failure of the worker itself).
+    fn request(&self) -> Option<u64> {
+        match self {
+            Reply::Encoded { id, .. } => Some(*id),
+            Reply::Failed { id, .. } => *id,
+            Reply::Listening | Reply::Loaded { .. } => None,
+        }
+    }
 }
 
 impl Inbox {
-    async fn next(&self) -> Array {
+    /// Keeps `reply` for the request it answers and wakes every waiting request.
+    fn receive(&self, reply: Reply, payload: JsValue) {
+        let keep = reply
+            .request()
+            .is_none_or(|id| self.pending.borrow().contains(&id));
+        if keep {
+            self.replies.borrow_mut().push((reply, payload));
+        }
+        for resolve in self.waiting.borrow_mut().drain(..) {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    }
+
+    /// The next reply to `request` (`None`: the worker's own news). A failure of the whole
+    /// worker answers every request.
+    async fn next(&self, request: Option<u64>) -> (Reply, JsValue) {
         loop {
-            if let Some(reply) = self.replies.borrow_mut().pop_front() {
+            let found = {
+                let mut replies = self.replies.borrow_mut();
+                let at = replies.iter().position(|(r, _)| {
+                    r.request() == request || matches!(r, Reply::Failed { id: None, .. })
+                });
+                at.map(|i| match &replies[i].0 {
+                    Reply::Failed { id: None, .. } if request.is_some() => replies[i].clone(),
+                    _ => replies.remove(i),
+                })
+            };
+            if let Some(reply) = found {
                 return reply;
             }
-            let wait = Promise::new(&mut |resolve, _| {
-                *self.waiting.borrow_mut() = Some(resolve);
-            });
+            let wait = Promise::new(&mut |resolve, _| self.waiting.borrow_mut().push(resolve));
             let _ = JsFuture::from(wait).await;
         }
     }
 }
 
+/// A request in flight: its reply is kept until it is taken or the request is given up
+/// (dropped, when the corpus changed under an encoding).
+struct Pending<'a> {
+    inbox: &'a Inbox,
+    id: u64,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        self.inbox.pending.borrow_mut().remove(&self.id);
+        self.inbox
+            .replies
+            .borrow_mut()
+            .retain(|(r, _)| r.request() != Some(self.id));
+    }
+}
+
 impl CorpusWorker {
-    /// Starts a worker and builds `files`' encoder in it (int8 dense layers when `int8`).
-    async fn start(files: &ModelFiles, int8: bool) -> Result<Self, String> {
+    /// Starts a worker and builds `files`' encoder in it (int8 dense layers when `int8`);
+    /// returns it with the encoder's space.
+    async fn start(files: &ModelFiles, int8: bool) -> Result<(Self, EmbeddingSpace), String> {
         let options = web_sys::WorkerOptions::new();
         options.set_type(web_sys::WorkerType::Module);
         let worker =
@@ -333,26 +453,25 @@ impl CorpusWorker {
         let sink = inbox.clone();
         let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
             move |event: web_sys::MessageEvent| {
-                sink.replies
-                    .borrow_mut()
-                    .push_back(event.data().unchecked_into());
-                if let Some(resolve) = sink.waiting.borrow_mut().take() {
-                    let _ = resolve.call0(&JsValue::NULL);
-                }
+                let parts: Array = event.data().unchecked_into();
+                let reply = parts
+                    .get(0)
+                    .as_string()
+                    .and_then(|t| serde_json::from_str::<Reply>(&t).ok())
+                    .unwrap_or_else(|| Reply::Failed {
+                        error: "an unreadable reply from the encoding worker".into(),
+                        id: None,
+                    });
+                sink.receive(reply, parts.get(1));
             },
         );
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         on_message.forget();
-        // A script that fails to load or a crash: the waiting request fails instead of hanging.
+        // A script that fails to load or a crash: the waiting requests fail instead of hanging.
         let sink = inbox.clone();
         let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
             let error = "the encoding worker failed (its script missing, or a crash)".to_string();
-            sink.replies
-                .borrow_mut()
-                .push_back(Array::of1(&json(&Reply::Failed { error, id: None })));
-            if let Some(resolve) = sink.waiting.borrow_mut().take() {
-                let _ = resolve.call0(&JsValue::NULL);
-            }
+            sink.receive(Reply::Failed { error, id: None }, JsValue::UNDEFINED);
         });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         on_error.forget();
@@ -361,74 +480,98 @@ impl CorpusWorker {
             inbox,
             requests: Default::default(),
         };
-        if !matches!(this.reply().await?, (Reply::Listening, _)) {
+        if !matches!(this.news().await?, Reply::Listening) {
             return Err("the encoding worker answered out of turn".into());
         }
-        let files_object = Object::new();
-        for name in files.names() {
-            if let Some(bytes) = files.get(name) {
-                let _ = js_sys::Reflect::set(
-                    &files_object,
-                    &JsValue::from_str(name),
-                    &Uint8Array::from(bytes),
-                );
-            }
-        }
-        let message = Array::of2(&json(&Request::Load { int8 }), &files_object);
-        this.worker
-            .post_message(&message)
-            .map_err(|e| format!("{e:?}"))?;
-        match this.reply().await? {
-            (Reply::Loaded, _) => Ok(this),
+        this.send_files(files, int8)?;
+        match this.news().await? {
+            Reply::Loaded { space } => Ok((this, space)),
             _ => Err("the encoding worker answered out of turn".into()),
         }
     }
 
-    async fn reply(&self) -> Result<(Reply, JsValue), String> {
-        let parts = self.inbox.next().await;
-        let reply = parts
-            .get(0)
-            .as_string()
-            .and_then(|t| serde_json::from_str::<Reply>(&t).ok())
-            .ok_or("an unreadable reply from the encoding worker")?;
-        match reply {
-            Reply::Failed { error, id: None } => Err(error),
-            reply => Ok((reply, parts.get(1))),
+    /// Posts `files` to build the encoder, their buffers transferred.
+    fn send_files(&self, files: &ModelFiles, int8: bool) -> Result<(), String> {
+        let (files_object, transfer) = crate::web::files_object(files);
+        let message = Array::of2(&json(&Request::Load { int8 }), &files_object);
+        self.worker
+            .post_message_with_transfer(&message, &transfer)
+            .map_err(|e| format!("{e:?}"))
+    }
+
+    /// The worker's next news (not a reply to a request); its failure as an error.
+    async fn news(&self) -> Result<Reply, String> {
+        match self.inbox.next(None).await.0 {
+            Reply::Failed { error, .. } => Err(error),
+            reply => Ok(reply),
         }
     }
 
     /// Encodes `texts` (in order) into rows of `dim`; returns them with the worker's memory
-    /// in bytes. Replies to earlier requests (an encoding the page gave up on, when the corpus
-    /// changed under it) are passed over by their `id`.
+    /// in bytes.
     async fn encode(&self, texts: &[&str], dim: usize) -> Result<(Embeddings, f64), String> {
+        let list: Array = texts.iter().map(|t| JsValue::from_str(t)).collect();
+        self.ask(|id| Request::Encode { id }, &list, texts.len(), dim)
+            .await
+    }
+
+    /// Embeds `(instruction, query)` pairs (rows normalised) into rows of `dim`.
+    async fn encode_queries(
+        &self,
+        pairs: &[(&str, &str)],
+        dim: usize,
+    ) -> Result<Embeddings, String> {
+        let owned: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(i, q)| (i.to_string(), q.to_string()))
+            .collect();
+        let request = |id| Request::EncodeQueries {
+            id,
+            pairs: owned.clone(),
+        };
+        let (embeddings, _) = self
+            .ask(request, &JsValue::UNDEFINED, pairs.len(), dim)
+            .await?;
+        Ok(embeddings)
+    }
+
+    /// Sends the request `request(id)` with `payload` and awaits its `rows` x `dim`
+    /// embeddings and the worker's memory in bytes.
+    async fn ask(
+        &self,
+        request: impl FnOnce(u64) -> Request,
+        payload: &JsValue,
+        rows: usize,
+        dim: usize,
+    ) -> Result<(Embeddings, f64), String> {
         let id = self.requests.get() + 1;
         self.requests.set(id);
-        let list: Array = texts.iter().map(|t| JsValue::from_str(t)).collect();
-        let message = Array::of2(&json(&Request::Encode { id }), &list);
+        self.inbox.pending.borrow_mut().insert(id);
+        let _pending = Pending {
+            inbox: &self.inbox,
+            id,
+        };
+        let message = Array::of2(&json(&request(id)), payload);
         self.worker
             .post_message(&message)
             .map_err(|e| format!("{e:?}"))?;
-        loop {
-            match self.reply().await? {
-                (Reply::Encoded { id: of, .. }, _) | (Reply::Failed { id: Some(of), .. }, _)
-                    if of != id => {}
-                (Reply::Failed { error, .. }, _) => return Err(error),
-                (
-                    Reply::Encoded {
-                        dim: d,
-                        memory_bytes,
-                        ..
-                    },
-                    data,
-                ) => {
-                    let data = Float32Array::new(&data).to_vec();
-                    if d != dim || data.len() != texts.len() * dim {
-                        return Err("the encoding worker sent embeddings of another size".into());
-                    }
-                    return Ok((Embeddings { dim, data }, memory_bytes));
+        match self.inbox.next(Some(id)).await {
+            (Reply::Failed { error, .. }, _) => Err(error),
+            (
+                Reply::Encoded {
+                    dim: d,
+                    memory_bytes,
+                    ..
+                },
+                data,
+            ) => {
+                let data = Float32Array::new(&data).to_vec();
+                if d != dim || data.len() != rows * dim {
+                    return Err("the encoding worker sent embeddings of another size".into());
                 }
-                _ => return Err("the encoding worker answered out of turn".into()),
+                Ok((Embeddings { dim, data }, memory_bytes))
             }
+            _ => Err("the encoding worker answered out of turn".into()),
         }
     }
 }

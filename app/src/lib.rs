@@ -45,13 +45,19 @@ pub fn run_static_constructors() {
 
 /// Mounts the page on `<body>`; in a Web Worker (no window) listens as the page's corpus
 /// encoder instead (`corpus_worker`: the same wasm, so a worker costs no download).
+///
+/// The page mounts in a task of its own: instantiating the wasm and building the page's
+/// elements together held the thread for over 100 ms on a loaded 2-core machine.
 #[cfg(target_arch = "wasm32")]
 pub fn start() {
     console_error_panic_hook::set_once();
     if web_sys::window().is_none() {
         return corpus_worker::listen();
     }
-    leptos::mount::mount_to_body(ui::App);
+    wasm_bindgen_futures::spawn_local(async {
+        web::yield_now().await;
+        leptos::mount::mount_to_body(ui::App);
+    });
 }
 
 /// Runs the learn-live worker (the `learn` binary, inside a Web Worker).

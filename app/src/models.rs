@@ -47,6 +47,16 @@ mod tests {
             .verify(b"jello")
             .unwrap_err()
             .contains("corrupt"));
+        // Fed in pieces (the page hashes a model file a megabyte per task): the same verdicts.
+        let pieces = |parts: &[&[u8]]| {
+            let mut check = m[0].files[0].check();
+            parts.iter().for_each(|p| check.update(p));
+            check.finish()
+        };
+        assert!(pieces(&[b"he", b"", b"llo"]).is_ok());
+        assert!(pieces(&[b"hel", b"l"]).unwrap_err().contains("truncated"));
+        assert!(pieces(&[b"hello", b"!"]).unwrap_err().contains("truncated"));
+        assert!(pieces(&[b"jel", b"lo"]).unwrap_err().contains("corrupt"));
         assert!(parse_index("{}").is_err());
         assert!(parse_index(r#"{"models": []}"#).is_err());
         assert!(

@@ -1,6 +1,7 @@
 //! A search session: one encoder on one backend, one corpus and its embeddings. The same code
 //! runs in the browser and natively (the e2e test compares the two); only how work yields to
-//! the page differs, so it is passed in.
+//! the page differs, so it is passed in, and where the queries are encoded: an encoder on
+//! this thread, or one held elsewhere (the page's encoding workers), behind [`QueryEncoder`].
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -9,7 +10,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use engine::data::Passage;
-use engine::{Embeddings, Encoder};
+use engine::{EmbeddingSpace, Embeddings, Encoder};
 
 use crate::state::Ranking;
 
@@ -69,10 +70,30 @@ impl QueryCache {
     }
 }
 
+/// What a session needs of an encoder: which embeddings it makes, and the queries' (the
+/// page's encoding workers answer both without a model on the page's thread).
+#[allow(async_fn_in_trait)] // single-threaded: the page's futures are never sent
+pub trait QueryEncoder {
+    /// The encoder's [`EmbeddingSpace`] (cache keys; a cached index must match it).
+    fn space(&self) -> EmbeddingSpace;
+    /// `(instruction, query)` pairs embedded as [`Encoder::encode_queries`] does.
+    async fn encode_queries(&self, pairs: &[(&str, &str)]) -> engine::Result<Embeddings>;
+}
+
+impl QueryEncoder for Encoder {
+    fn space(&self) -> EmbeddingSpace {
+        Encoder::space(self)
+    }
+
+    async fn encode_queries(&self, pairs: &[(&str, &str)]) -> engine::Result<Embeddings> {
+        self.encode_queries_async(pairs).await
+    }
+}
+
 /// An encoder with a corpus.
-pub struct Session {
+pub struct Session<E = Encoder> {
     /// The encoder (shared: the page keeps it to encode another corpus).
-    pub encoder: Rc<Encoder>,
+    pub encoder: Rc<E>,
     /// The passages.
     pub corpus: Vec<Passage>,
     /// Their L2-normalised embeddings, in corpus order.
@@ -83,11 +104,13 @@ pub struct Session {
 /// What a ranking cost: the texts encoded for it (the others were known).
 pub type Encoded = usize;
 
-impl Session {
-    /// Encodes `corpus` in [`steps`], awaiting `yield_now()` between steps
-    /// and reporting `progress(done, total)`.
+impl<E> Session<E> {
+    /// Encodes `corpus` with `page_encoder` (this thread's) in [`steps`], awaiting
+    /// `yield_now()` between steps and reporting `progress(done, total)`; the session ranks
+    /// with `encoder` (the same model, or the page encoder itself).
     pub async fn new<F, Fut>(
-        encoder: Rc<Encoder>,
+        encoder: Rc<E>,
+        page_encoder: &Encoder,
         corpus: Vec<Passage>,
         mut progress: impl FnMut(usize, usize),
         yield_now: F,
@@ -97,16 +120,16 @@ impl Session {
         Fut: Future<Output = ()>,
     {
         let texts: Vec<String> = corpus.iter().map(|p| p.encoder_text()).collect();
-        let mut data = Vec::with_capacity(texts.len() * encoder.dim());
+        let mut data = Vec::with_capacity(texts.len() * page_encoder.dim());
         for step in steps(&texts) {
             let refs: Vec<&str> = texts[step.clone()].iter().map(|s| s.as_str()).collect();
-            let e = encoder.encode_async(&refs, &mut |_, _| {}).await?;
+            let e = page_encoder.encode_async(&refs, &mut |_, _| {}).await?;
             data.extend(e.data);
             progress(step.end, texts.len());
             yield_now().await;
         }
         let mut passages = Embeddings {
-            dim: encoder.dim(),
+            dim: page_encoder.dim(),
             data,
         };
         passages.normalize();
@@ -120,11 +143,7 @@ impl Session {
 
     /// A session from passage embeddings computed elsewhere (the encoding worker), in corpus
     /// order; normalised here.
-    pub fn from_embeddings(
-        encoder: Rc<Encoder>,
-        corpus: Vec<Passage>,
-        mut passages: Embeddings,
-    ) -> Self {
+    pub fn from_embeddings(encoder: Rc<E>, corpus: Vec<Passage>, mut passages: Embeddings) -> Self {
         passages.normalize();
         Session {
             encoder,
@@ -133,13 +152,15 @@ impl Session {
             queries: RefCell::default(),
         }
     }
+}
 
+impl<E: QueryEncoder> Session<E> {
     /// A session from the bytes [`Session::embedding_bytes`] stored earlier (the browser
     /// cache), or None unless they hold exactly this corpus's embeddings by this encoder.
-    pub fn from_cached(encoder: Rc<Encoder>, corpus: Vec<Passage>, bytes: &[u8]) -> Option<Self> {
+    pub fn from_cached(encoder: Rc<E>, corpus: Vec<Passage>, bytes: &[u8]) -> Option<Self> {
         let reader =
             engine::retrieval::IndexReader::from_bytes(Path::new("browser cache"), bytes).ok()?;
-        let passages = engine::evaluation::passages_from_index(reader, &encoder, &corpus)?;
+        let passages = engine::evaluation::passages_from_index(reader, &encoder.space(), &corpus)?;
         Some(Session {
             encoder,
             corpus,
@@ -150,14 +171,14 @@ impl Session {
 
     /// The key under which this corpus's embeddings by this encoder are cached (the engine's
     /// passage cache key).
-    pub fn cache_key(encoder: &Encoder, corpus: &[Passage]) -> String {
-        engine::evaluation::passage_cache_key(encoder, corpus)
+    pub fn cache_key(encoder: &E, corpus: &[Passage]) -> String {
+        engine::evaluation::passage_cache_key(&encoder.space(), corpus)
     }
 
     /// The passage embeddings in the engine's index format (for the cache).
     pub fn embedding_bytes(&self) -> engine::Result<Vec<u8>> {
         let ids: Vec<String> = self.corpus.iter().map(|p| p.id.clone()).collect();
-        engine::retrieval::index_bytes(self.encoder.fingerprint(), &ids, &self.passages)
+        engine::retrieval::index_bytes(&self.encoder.space().fingerprint, &ids, &self.passages)
     }
 
     /// Ranks the whole corpus for each query under each instruction, `(instruction, query)`
@@ -175,7 +196,7 @@ impl Session {
             }
         }
         if !missing.is_empty() {
-            let fresh = self.encoder.encode_queries_async(&missing).await?;
+            let fresh = self.encoder.encode_queries(&missing).await?;
             let mut known = self.queries.borrow_mut();
             for (pair, row) in missing.iter().zip(fresh.rows()) {
                 known.insert(key(pair), row.to_vec());
@@ -214,20 +235,29 @@ mod tests {
         }
     }
 
-    #[test]
-    fn only_texts_not_ranked_lately_are_encoded_and_rankings_do_not_change() {
-        let dir = std::env::var("IFIR_MODEL")
+    /// The default model's folder (`IFIR_MODEL` overrides).
+    fn model_dir() -> std::path::PathBuf {
+        std::env::var("IFIR_MODEL")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|_| {
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/all-MiniLM-L6-v2")
-            });
+            })
+    }
+
+    /// The default model on the CPU, or None (the test skips, saying so) without it.
+    fn test_encoder() -> Option<Encoder> {
+        let dir = model_dir();
         if !dir.join("model.safetensors").is_file() {
             use std::io::Write;
             let _ = writeln!(std::io::stderr(), "SKIPPED: no model at {}", dir.display());
-            return;
+            return None;
         }
-        let encoder = Rc::new(Encoder::load(&dir, &engine::Device::flex()).unwrap());
-        let corpus: Vec<Passage> = [
+        Some(Encoder::load(&dir, &engine::Device::flex()).unwrap())
+    }
+
+    /// Three short passages.
+    fn test_corpus() -> Vec<Passage> {
+        [
             "Sourdough needs a lively starter.",
             "Electric cars and home chargers.",
             "A forum thread about flat loaves.",
@@ -239,9 +269,19 @@ mod tests {
             title: String::new(),
             text: t.to_string(),
         })
-        .collect();
+        .collect()
+    }
+
+    #[test]
+    fn only_texts_not_ranked_lately_are_encoded_and_rankings_do_not_change() {
+        let Some(encoder) = test_encoder() else {
+            return;
+        };
+        let encoder = Rc::new(encoder);
+        let corpus = test_corpus();
         let session = block_on(Session::new(
             encoder.clone(),
+            &encoder,
             corpus,
             |_, _| {},
             || async {},
@@ -262,6 +302,60 @@ mod tests {
         let again = block_on(session.rank(&[("Only forum posts.", q)])).unwrap();
         assert_eq!(again, (vec![session.search(&fresh)[0].clone()], 0));
         assert_eq!(again.0[0], first[1]);
+    }
+
+    /// An encoder held elsewhere (as the page's encoding workers hold theirs): the session
+    /// sees only [`QueryEncoder`].
+    struct Elsewhere(Encoder, std::cell::Cell<usize>);
+
+    impl QueryEncoder for Elsewhere {
+        fn space(&self) -> EmbeddingSpace {
+            self.0.space()
+        }
+
+        async fn encode_queries(&self, pairs: &[(&str, &str)]) -> engine::Result<Embeddings> {
+            self.1.set(self.1.get() + pairs.len());
+            self.0.encode_queries_async(pairs).await
+        }
+    }
+
+    #[test]
+    fn a_session_over_an_encoder_held_elsewhere_ranks_and_caches_as_the_page_encoder() {
+        let Some(encoder) = test_encoder() else {
+            return;
+        };
+        let corpus = test_corpus();
+        let page = block_on(Session::new(
+            Rc::new(Encoder::load(model_dir(), &engine::Device::flex()).unwrap()),
+            &encoder,
+            corpus.clone(),
+            |_, _| {},
+            || async {},
+        ))
+        .unwrap();
+        let elsewhere = Rc::new(Elsewhere(encoder, Default::default()));
+        let bytes = page.embedding_bytes().unwrap();
+        let remote = Session::from_cached(elsewhere.clone(), corpus.clone(), &bytes)
+            .expect("the page encoder's cached embeddings are in the same space");
+        assert_eq!(
+            Session::cache_key(&*elsewhere, &corpus),
+            Session::<Encoder>::cache_key(&page.encoder, &corpus)
+        );
+        let pairs = [("", "how to bake bread"), ("Only forum posts.", "how to bake bread")];
+        assert_eq!(
+            block_on(remote.rank(&pairs)).unwrap(),
+            block_on(page.rank(&pairs)).unwrap()
+        );
+        assert_eq!(elsewhere.1.get(), 2, "both texts encoded by the held encoder");
+        // Another text: another cache key; other ids: the cached embeddings are refused.
+        let mut other = corpus.clone();
+        other[0].text.push_str(" Changed.");
+        assert_ne!(
+            Session::cache_key(&*elsewhere, &other),
+            Session::cache_key(&*elsewhere, &corpus)
+        );
+        other[0].id.push('x');
+        assert!(Session::from_cached(elsewhere, other, &bytes).is_none());
     }
 
     #[test]

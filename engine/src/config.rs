@@ -271,39 +271,54 @@ impl ModelConfig {
             }
         }
         let normalize = modules.as_ref().map(|m| m.normalize).unwrap_or(false);
+        let pooling = Self::pooling(files)?;
+        let max_seq_length = Self::max_seq_length(files, bert.max_position_embeddings)?;
+        Ok(ModelConfig {
+            bert,
+            pooling,
+            normalize,
+            max_seq_length,
+        })
+    }
+
+    /// The pooling module's mode (mean without one); one mode exactly.
+    fn pooling(files: &ModelFiles) -> Result<Pooling> {
         let pooling_name = files.pooling_config_name()?;
-        let pooling = match files.get(&pooling_name) {
-            None => Pooling::Mean,
-            Some(bytes) => {
-                let path = files.path_of(&pooling_name);
-                let raw: RawPooling = serde_json::from_slice(bytes)
-                    .map_err(|e| EngineError::model(&path, format!("invalid JSON: {e}")))?;
-                let modes = [
-                    (raw.pooling_mode_cls_token, Pooling::Cls),
-                    (raw.pooling_mode_mean_tokens, Pooling::Mean),
-                    (raw.pooling_mode_max_tokens, Pooling::Max),
-                    (raw.pooling_mode_mean_sqrt_len_tokens, Pooling::MeanSqrtLen),
-                    (raw.pooling_mode_lasttoken, Pooling::LastToken),
-                ];
-                if raw.pooling_mode_weightedmean_tokens {
-                    return Err(EngineError::model(
-                        &path,
-                        "weighted-mean pooling is not supported",
-                    ));
-                }
-                let chosen: Vec<Pooling> = modes.iter().filter(|m| m.0).map(|m| m.1).collect();
-                match chosen.as_slice() {
-                    [one] => *one,
-                    [] => return Err(EngineError::model(&path, "no pooling mode is enabled")),
-                    _ => return Err(EngineError::model(
-                        &path,
-                        "several pooling modes at once (concatenated pooling) are not supported",
-                    )),
-                }
-            }
+        let Some(bytes) = files.get(&pooling_name) else {
+            return Ok(Pooling::Mean);
         };
+        let path = files.path_of(&pooling_name);
+        let raw: RawPooling = serde_json::from_slice(bytes)
+            .map_err(|e| EngineError::model(&path, format!("invalid JSON: {e}")))?;
+        let modes = [
+            (raw.pooling_mode_cls_token, Pooling::Cls),
+            (raw.pooling_mode_mean_tokens, Pooling::Mean),
+            (raw.pooling_mode_max_tokens, Pooling::Max),
+            (raw.pooling_mode_mean_sqrt_len_tokens, Pooling::MeanSqrtLen),
+            (raw.pooling_mode_lasttoken, Pooling::LastToken),
+        ];
+        if raw.pooling_mode_weightedmean_tokens {
+            return Err(EngineError::model(
+                &path,
+                "weighted-mean pooling is not supported",
+            ));
+        }
+        let chosen: Vec<Pooling> = modes.iter().filter(|m| m.0).map(|m| m.1).collect();
+        match chosen.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(EngineError::model(&path, "no pooling mode is enabled")),
+            _ => Err(EngineError::model(
+                &path,
+                "several pooling modes at once (concatenated pooling) are not supported",
+            )),
+        }
+    }
+
+    /// The longest input (sentence-transformers' setting, else the position limit), between
+    /// 2 and `positions`.
+    fn max_seq_length(files: &ModelFiles, positions: usize) -> Result<usize> {
         let max_seq_length = match files.get(SENTENCE_BERT_CONFIG) {
-            None => bert.max_position_embeddings,
+            None => positions,
             Some(bytes) => {
                 let raw: RawSentenceBertConfig = serde_json::from_slice(bytes).map_err(|e| {
                     EngineError::model(
@@ -311,23 +326,17 @@ impl ModelConfig {
                         format!("invalid JSON: {e}"),
                     )
                 })?;
-                raw.max_seq_length.unwrap_or(bert.max_position_embeddings)
+                raw.max_seq_length.unwrap_or(positions)
             }
         };
-        if max_seq_length > bert.max_position_embeddings || max_seq_length < 2 {
+        if max_seq_length > positions || max_seq_length < 2 {
             return Err(EngineError::model(
                 files.path_of(SENTENCE_BERT_CONFIG),
                 format!(
-                    "max_seq_length {max_seq_length} must be between 2 and max_position_embeddings {}",
-                    bert.max_position_embeddings
+                    "max_seq_length {max_seq_length} must be between 2 and max_position_embeddings {positions}"
                 ),
             ));
         }
-        Ok(ModelConfig {
-            bert,
-            pooling,
-            normalize,
-            max_seq_length,
-        })
+        Ok(max_seq_length)
     }
 }

@@ -137,6 +137,19 @@ impl std::str::FromStr for Precision {
     }
 }
 
+/// What tells one encoder's embeddings from another's: the fingerprint of its weights and
+/// arithmetic, the width, and the longest input it reads. Caches of embeddings are keyed by
+/// it, and an encoder held elsewhere (the page's encoding workers) is known by it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EmbeddingSpace {
+    /// [`Encoder::fingerprint`].
+    pub fingerprint: String,
+    /// Width of the embeddings.
+    pub dim: usize,
+    /// Tokens read at most.
+    pub max_seq_length: usize,
+}
+
 /// A loaded sentence encoder: tokenizer, transformer, pooling, normalisation, and how an
 /// instruction meets a query ([`Interaction`]).
 pub struct Encoder {
@@ -301,6 +314,15 @@ impl Encoder {
     /// Identifier of the model files (see [`ModelFiles::fingerprint`]).
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
+    }
+
+    /// What tells this encoder's embeddings from another's ([`EmbeddingSpace`]).
+    pub fn space(&self) -> EmbeddingSpace {
+        EmbeddingSpace {
+            fingerprint: self.fingerprint.clone(),
+            dim: self.dim(),
+            max_seq_length: self.config.max_seq_length,
+        }
     }
 
     /// How this encoder joins an instruction and a query.

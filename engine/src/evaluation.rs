@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::data::{EvalSet, Mode, Passage};
-use crate::encoder::{Embeddings, Encoder};
+use crate::encoder::{EmbeddingSpace, Embeddings, Encoder};
 use crate::error::{EngineError, Result};
 use crate::metrics::Run;
 use crate::retrieval;
@@ -111,15 +111,15 @@ pub enum CacheOutcome {
 /// The key of `corpus`'s embeddings by `encoder`: a hash of the model fingerprint, the
 /// maximum sequence length and every passage id and text, so that any change to the model or
 /// the corpus gives another key. Native caches and the page's browser cache both use it.
-pub fn passage_cache_key(encoder: &Encoder, corpus: &[Passage]) -> String {
+pub fn passage_cache_key(space: &EmbeddingSpace, corpus: &[Passage]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     let mut field = |bytes: &[u8]| {
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     };
-    field(encoder.fingerprint().as_bytes());
-    field(&(encoder.config().max_seq_length as u64).to_le_bytes());
+    field(space.fingerprint.as_bytes());
+    field(&(space.max_seq_length as u64).to_le_bytes());
     for p in corpus {
         field(p.id.as_bytes());
         field(p.encoder_text().as_bytes());
@@ -139,20 +139,20 @@ pub fn passage_cache_path(
 ) -> std::path::PathBuf {
     dir.join(format!(
         "passages-{}.index",
-        passage_cache_key(encoder, &set.corpus)
+        passage_cache_key(&encoder.space(), &set.corpus)
     ))
 }
 
-/// The embeddings of `corpus` by `encoder` read from an index, or None unless the index holds
+/// The embeddings of `corpus` in `space` read from an index, or None unless the index holds
 /// exactly them (same model, width and ids in order): a cache is never trusted blindly.
 pub fn passages_from_index<R: std::io::Read>(
     reader: retrieval::IndexReader<R>,
-    encoder: &Encoder,
+    space: &EmbeddingSpace,
     corpus: &[Passage],
 ) -> Option<Embeddings> {
-    reader.check_model(encoder.fingerprint()).ok()?;
+    reader.check_model(&space.fingerprint).ok()?;
     let (header, e) = reader.read_all().ok()?;
-    (header.dim == encoder.dim()
+    (header.dim == space.dim
         && header.ids.len() == corpus.len()
         && header.ids.iter().zip(corpus).all(|(a, p)| *a == p.id))
     .then_some(e)
@@ -173,7 +173,7 @@ pub fn encode_passages_cached(
     if path.exists() {
         let cached = retrieval::IndexReader::open(&path)
             .ok()
-            .and_then(|r| passages_from_index(r, encoder, &set.corpus));
+            .and_then(|r| passages_from_index(r, &encoder.space(), &set.corpus));
         match cached {
             Some(e) => return Ok((e, CacheOutcome::Hit)),
             None => outcome = CacheOutcome::Replaced,

@@ -119,18 +119,56 @@ impl ServedModel {
 impl ServedFile {
     /// Checks downloaded bytes against the entry; the error says what is wrong.
     pub fn verify(&self, bytes: &[u8]) -> std::result::Result<(), String> {
-        if bytes.len() as u64 != self.bytes {
+        let mut check = self.check();
+        check.update(bytes);
+        check.finish()
+    }
+
+    /// A check of the bytes fed to it piece by piece ([`FileCheck::update`]): the page hashes
+    /// a model file in steps, giving the thread back between them.
+    pub fn check(&self) -> FileCheck<'_> {
+        FileCheck {
+            file: self,
+            seen: 0,
+            hasher: Sha256::new(),
+        }
+    }
+}
+
+/// A [`ServedFile`]'s check in progress.
+pub struct FileCheck<'a> {
+    file: &'a ServedFile,
+    seen: u64,
+    hasher: Sha256,
+}
+
+impl FileCheck<'_> {
+    /// Hashes the next piece.
+    pub fn update(&mut self, piece: &[u8]) {
+        self.seen += piece.len() as u64;
+        self.hasher.update(piece);
+    }
+
+    /// Whether the pieces were the file: its length, then its SHA-256; the error says what is
+    /// wrong.
+    pub fn finish(self) -> std::result::Result<(), String> {
+        let file = self.file;
+        if self.seen != file.bytes {
             return Err(format!(
                 "{}: received {} bytes, expected {} (truncated or wrong file)",
-                self.path,
-                bytes.len(),
-                self.bytes
+                file.path, self.seen, file.bytes
             ));
         }
-        if sha256_hex(bytes) != self.sha256 {
+        let digest: String = self
+            .hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        if digest != file.sha256 {
             return Err(format!(
                 "{}: checksum mismatch (the download is corrupt)",
-                self.path
+                file.path
             ));
         }
         Ok(())

@@ -14,21 +14,7 @@ use crate::process::{root, venv_python};
 /// Runs the benchmark and prints a table.
 pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
     let model_dir = model::fetch_default()?;
-    let shared = root().join("../shared/data/msmarco-subset/corpus.jsonl");
-    let source = if shared.is_file() {
-        println!("bench: passages from {}", shared.display());
-        std::fs::read_to_string(&shared)?
-    } else {
-        println!("bench: ../shared/data is absent; using the built-in demo corpus instead (SKIPPED: MS MARCO passages)");
-        std::fs::read_to_string(root().join("engine/demo/corpus.jsonl"))?
-    };
-    let lines: Vec<&str> = source.lines().filter(|l| !l.trim().is_empty()).collect();
-    let texts = std::env::temp_dir().join("ifir-bench-texts.jsonl");
-    let mut f = std::fs::File::create(&texts)?;
-    for line in lines.iter().cycle().take(passages) {
-        writeln!(f, "{line}")?;
-    }
-    drop(f);
+    let texts = bench_texts(passages)?;
     let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
     let mut results = Vec::new();
     // The engine twice, f32 and 8-bit arithmetic (`engine::int8`), then the anchors.
@@ -50,8 +36,35 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
     )?;
     results.push(st);
     results.extend(onnx_runtime(&model_dir, &texts, batch)?);
+    print_table(&results, passages, batch);
+    Ok(())
+}
+
+/// `passages` lines of MS MARCO passages (the demo corpus when `../shared/data` is absent),
+/// cycled, in a temporary JSONL file.
+fn bench_texts(passages: usize) -> anyhow::Result<std::path::PathBuf> {
+    let shared = root().join("../shared/data/msmarco-subset/corpus.jsonl");
+    let source = if shared.is_file() {
+        println!("bench: passages from {}", shared.display());
+        std::fs::read_to_string(&shared)?
+    } else {
+        println!("bench: ../shared/data is absent; using the built-in demo corpus instead (SKIPPED: MS MARCO passages)");
+        std::fs::read_to_string(root().join("engine/demo/corpus.jsonl"))?
+    };
+    let lines: Vec<&str> = source.lines().filter(|l| !l.trim().is_empty()).collect();
+    let texts = std::env::temp_dir().join("ifir-bench-texts.jsonl");
+    let mut f = std::fs::File::create(&texts)?;
+    for line in lines.iter().cycle().take(passages) {
+        writeln!(f, "{line}")?;
+    }
+    Ok(texts)
+}
+
+/// The results' table, then each engine's rate over each anchor's (the first two results are
+/// the engine's).
+fn print_table(results: &[serde_json::Value], passages: usize, batch: usize) {
     println!("\n| system | passages | seconds | passages/s |\n|---|---|---|---|");
-    for r in &results {
+    for r in results {
         println!(
             "| {} | {} | {:.2} | {:.1} |",
             r["system"].as_str().unwrap_or("?"),
@@ -78,7 +91,6 @@ pub fn run(passages: usize, batch: usize) -> anyhow::Result<()> {
             );
         }
     }
-    Ok(())
 }
 
 /// What `engine/benches/export_onnx.py` and `ort_throughput.py` import: (PyPI package, module).

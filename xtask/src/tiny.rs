@@ -49,6 +49,42 @@ fn leading_block(data: &[u8], full: &[usize], shape: &[usize]) -> Vec<u8> {
     out
 }
 
+/// Writes the tiny model's `model.safetensors` into `out`: `base`'s f32 tensors of the kept
+/// layers, each cut to its leading block.
+fn cut_weights(base: &Path, out: &Path) -> anyhow::Result<()> {
+    let path = base.join("model.safetensors");
+    let bytes = std::fs::read(&path)?;
+    let tensors = SafeTensors::deserialize(&bytes)
+        .with_context(|| format!("{}: not a safetensors file", path.display()))?;
+    let mut kept: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+    for (name, view) in tensors.tensors() {
+        if dropped(&name) || view.dtype() != Dtype::F32 {
+            continue;
+        }
+        if view.shape().len() > 2 {
+            bail!(
+                "{}: tensor {name} has {} dimensions",
+                path.display(),
+                view.shape().len()
+            );
+        }
+        let shape: Vec<usize> = view.shape().iter().map(|&d| narrowed(d)).collect();
+        let data = leading_block(view.data(), view.shape(), &shape);
+        kept.push((name, shape, data));
+    }
+    let views = kept
+        .iter()
+        .map(|(name, shape, data)| {
+            TensorView::new(Dtype::F32, shape.clone(), data).map(|v| (name.clone(), v))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    std::fs::write(
+        out.join("model.safetensors"),
+        safetensors::serialize(views, None)?,
+    )?;
+    Ok(())
+}
+
 /// Writes the tiny model into `out` (replaced) from the model folder `base`.
 pub fn cut(base: &Path, out: &Path) -> anyhow::Result<PathBuf> {
     let _ = std::fs::remove_dir_all(out);
@@ -84,36 +120,7 @@ pub fn cut(base: &Path, out: &Path) -> anyhow::Result<PathBuf> {
         "1_Pooling/config.json",
         &[("word_embedding_dimension", narrowed(384))],
     )?;
-    let path = base.join("model.safetensors");
-    let bytes = std::fs::read(&path)?;
-    let tensors = SafeTensors::deserialize(&bytes)
-        .with_context(|| format!("{}: not a safetensors file", path.display()))?;
-    let mut kept: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
-    for (name, view) in tensors.tensors() {
-        if dropped(&name) || view.dtype() != Dtype::F32 {
-            continue;
-        }
-        if view.shape().len() > 2 {
-            bail!(
-                "{}: tensor {name} has {} dimensions",
-                path.display(),
-                view.shape().len()
-            );
-        }
-        let shape: Vec<usize> = view.shape().iter().map(|&d| narrowed(d)).collect();
-        let data = leading_block(view.data(), view.shape(), &shape);
-        kept.push((name, shape, data));
-    }
-    let views = kept
-        .iter()
-        .map(|(name, shape, data)| {
-            TensorView::new(Dtype::F32, shape.clone(), data).map(|v| (name.clone(), v))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    std::fs::write(
-        out.join("model.safetensors"),
-        safetensors::serialize(views, None)?,
-    )?;
+    cut_weights(base, out)?;
     Ok(out.to_path_buf())
 }
 

@@ -6,7 +6,11 @@ pub(super) fn metrics_now(p: Page, w: Work) -> LiveMetrics {
     let Some(ranked) = w.shown(p) else {
         return LiveMetrics::default();
     };
-    live_metrics(&ranked.columns, &ranked.session.corpus, &p.judgments.get())
+    live_metrics(
+        &ranked.columns,
+        &ranked.session.corpus,
+        &p.search.judgments.get(),
+    )
 }
 
 pub(super) fn fmt_metric(v: Option<f64>) -> String {
@@ -28,7 +32,7 @@ pub(super) fn MetricButton(
             data-column=column.map(|c| c.name()).unwrap_or("")
             data-value=move || value.get().map(|v| v.to_string()).unwrap_or_default()
             title="Open the formula and the per-document terms"
-            on:click=move |_| { p.explained.set(Some(which)); p.teach.set(true); }>
+            on:click=move |_| { p.view.explained.set(Some(which)); p.view.teach.set(true); }>
             <span class="metric-name">{name}</span>
             <span class="metric-value">{move || fmt_metric(value.get())}</span>
         </button>
@@ -73,7 +77,7 @@ fn result_item(
     let Judged { relevant, level } = judged;
     let id = passage.id.clone();
     let toggle = move |_| {
-        p.judgments.update(|j| j.toggle(column.mode(), &id));
+        p.search.judgments.update(|j| j.toggle(column.mode(), &id));
     };
     view! {
         <li data-testid="result" data-doc-id=passage.id.clone() class:relevant=relevant>
@@ -105,7 +109,7 @@ pub(super) fn RankingColumn(column: Column) -> impl IntoView {
             return Vec::new();
         };
         let corpus = &session.corpus;
-        let judgments = p.judgments.get();
+        let judgments = p.search.judgments.get();
         let Some(ranking) = columns.get(&column).cloned() else {
             return Vec::new();
         };

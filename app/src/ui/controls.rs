@@ -12,24 +12,24 @@ pub(super) fn StatusBar() -> impl IntoView {
                 Ok(()) => "browser cache cleared; the next load downloads again".to_string(),
                 Err(e) => format!("could not clear the cache: {e}"),
             };
-            p.cache_note.set(note);
+            p.load.cache_note.set(note);
         })
     };
     let switch = move |ev: leptos::ev::Event| {
         let v = event_target_value(&ev);
-        p.backend.set(if v == "webgpu" {
+        p.model.backend.set(if v == "webgpu" {
             BackendKind::Wgpu
         } else {
             BackendKind::Cpu
         });
-        p.backend_choice.set(v);
+        p.model.backend_choice.set(v);
         spawn_local(start_backend(p));
     };
     view! {
         <section class="status" aria-live="polite">
-            <span>"Model: "<strong data-testid="model-status">{move || p.status.get().to_string()}</strong></span>
-            {move || p.progress.get().map(|(done, total)| {
-                let label = if matches!(p.status.get(), Status::Downloading(_)) {
+            <span>"Model: "<strong data-testid="model-status">{move || p.load.status.get().to_string()}</strong></span>
+            {move || p.load.progress.get().map(|(done, total)| {
+                let label = if matches!(p.load.status.get(), Status::Downloading(_)) {
                     format!("{} / {}", human_bytes(done), human_bytes(total))
                 } else {
                     format!("{done} / {total}")
@@ -39,21 +39,21 @@ pub(super) fn StatusBar() -> impl IntoView {
                     <span class="muted">{label}</span>
                 }
             })}
-            <span class="muted" data-testid="cache-note">{move || p.cache_note.get()}</span>
-            <span class="muted" data-testid="corpus-note">{move || p.corpus_note.get()}</span>
+            <span class="muted" data-testid="cache-note">{move || p.load.cache_note.get()}</span>
+            <span class="muted" data-testid="corpus-note">{move || p.load.corpus_note.get()}</span>
             <label>"Backend "
-                <select aria-label="Backend" on:change=switch prop:value=move || backend_name(p.backend.get())>
+                <select aria-label="Backend" on:change=switch prop:value=move || backend_name(p.model.backend.get())>
                     <option value="cpu">"CPU (wasm)"</option>
-                    <option value="webgpu" disabled=move || !p.webgpu.get()>"WebGPU"</option>
+                    <option value="webgpu" disabled=move || !p.model.webgpu.get()>"WebGPU"</option>
                 </select>
             </label>
-            <span>"active: "<code data-testid="backend">{move || backend_name(p.backend.get())}</code>
+            <span>"active: "<code data-testid="backend">{move || backend_name(p.model.backend.get())}</code>
                 <code data-testid="precision">{move || precision_name(p)}</code></span>
             <ModelPicker />
             <button on:click=clear>"Clear cache"</button>
-            <label class="teach-toggle"><input type="checkbox" prop:checked=move || p.teach.get()
-                on:change=move |_| p.teach.update(|t| *t = !*t) />" Teach mode"</label>
-            {move || p.error.get().map(|e| view! {
+            <label class="teach-toggle"><input type="checkbox" prop:checked=move || p.view.teach.get()
+                on:change=move |_| p.view.teach.update(|t| *t = !*t) />" Teach mode"</label>
+            {move || p.load.error.get().map(|e| view! {
                 <div class="error" role="alert">
                     <span>{e}</span>" "
                     <button on:click=retry>"Retry"</button>
@@ -67,14 +67,14 @@ pub(super) fn StatusBar() -> impl IntoView {
 pub(super) fn ModelPicker() -> impl IntoView {
     let p = page();
     let change = move |ev: leptos::ev::Event| {
-        p.model_key.set(event_target_value(&ev));
+        p.model.model_key.set(event_target_value(&ev));
         spawn_local(load_model(p));
     };
     view! {
-        <Show when=move || { p.models.get().len() > 1 }>
+        <Show when=move || { p.model.models.get().len() > 1 }>
             <label>"Model "
-                <select data-testid="model-select" on:change=change prop:value=move || p.model_key.get()>
-                    {move || p.models.get().into_iter().map(|m| view! {
+                <select data-testid="model-select" on:change=change prop:value=move || p.model.model_key.get()>
+                    {move || p.model.models.get().into_iter().map(|m| view! {
                         <option value=m.key.clone()>{m.name.clone()}</option>
                     }).collect_view()}
                 </select>
@@ -87,12 +87,12 @@ pub(super) fn ModelPicker() -> impl IntoView {
 pub(super) fn use_user_corpus(p: Page, parsed: Result<Vec<Passage>, String>) {
     match parsed {
         Ok(passages) => {
-            p.custom.set(passages);
-            p.judgments.set(Judgments::default());
-            p.error.set(None);
+            p.search.custom.set(passages);
+            p.search.judgments.set(Judgments::default());
+            p.load.error.set(None);
             set_corpus(p, "custom");
         }
-        Err(e) => p.error.set(Some(e)),
+        Err(e) => p.load.error.set(Some(e)),
     }
 }
 
@@ -106,13 +106,13 @@ pub(super) fn Inputs() -> impl IntoView {
         <section class="inputs">
             <CorpusControls />
             <label class="field">"Query"
-                <input type="text" data-testid="query" prop:value=move || p.query.get() on:input=on_text(p.query) />
+                <input type="text" data-testid="query" prop:value=move || p.search.query.get() on:input=on_text(p.search.query) />
             </label>
             <label class="field">"Instruction"
-                <textarea data-testid="instruction" rows="2" prop:value=move || p.instruction.get() on:input=on_text(p.instruction)></textarea>
+                <textarea data-testid="instruction" rows="2" prop:value=move || p.search.instruction.get() on:input=on_text(p.search.instruction)></textarea>
             </label>
             <label class="field">"Reversed instruction"
-                <textarea data-testid="reversed-instruction" rows="2" prop:value=move || p.reversed.get() on:input=on_text(p.reversed)></textarea>
+                <textarea data-testid="reversed-instruction" rows="2" prop:value=move || p.search.reversed.get() on:input=on_text(p.search.reversed)></textarea>
             </label>
         </section>
     }
@@ -152,7 +152,7 @@ pub(super) fn CorpusControls() -> impl IntoView {
         .collect();
     let pick = move |ev: leptos::ev::Event| {
         pick_demo_query(p, &event_target_value(&ev));
-        if p.corpus_key.get_untracked() == "custom" {
+        if p.search.corpus_key.get_untracked() == "custom" {
             set_corpus(p, "demo");
         }
     };
@@ -164,18 +164,18 @@ pub(super) fn CorpusControls() -> impl IntoView {
     view! {
         <div class="row">
             <label>"Corpus "
-                <select data-testid="corpus-select" on:change=corpus_change prop:value=move || p.corpus_key.get()>
+                <select data-testid="corpus-select" on:change=corpus_change prop:value=move || p.search.corpus_key.get()>
                     <option value="demo">{format!("Built-in demo ({} passages, {} topics)", set.corpus.len(), topics.len())}</option>
                     {topics.into_iter().map(|(topic, n)| view! {
                         <option value=topic.clone()>{format!("Demo topic: {topic} ({n} passages)")}</option>
                     }).collect_view()}
-                    <option value="custom" disabled=move || p.custom.get().is_empty()>
-                        {move || format!("Your passages ({})", p.custom.get().len())}
+                    <option value="custom" disabled=move || p.search.custom.get().is_empty()>
+                        {move || format!("Your passages ({})", p.search.custom.get().len())}
                     </option>
                 </select>
             </label>
             <label>"Example "
-                <select aria-label="Demo example" on:change=pick prop:value=move || p.qid.get()>
+                <select aria-label="Demo example" on:change=pick prop:value=move || p.search.qid.get()>
                     <option value="">"(your own)"</option>
                     {queries.into_iter().map(|(id, text)| view! { <option value=id.clone()>{format!("{id}: {text}")}</option> }).collect_view()}
                 </select>

@@ -7,11 +7,10 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
-use super::{page, work, Page, Ranked, Work};
+use super::{page, work, Page, PageSession, Ranked, Work};
 use crate::learn::{
     rerank, HeldOut, LearnReply, LearnRequest, StepReport, RERANK_DEPTH, STEPS_PER_PRESS,
 };
-use crate::session::Session;
 use crate::state::{Column, Ranking};
 use crate::web;
 
@@ -37,7 +36,7 @@ enum Phase {
 /// inputs.
 #[derive(Clone)]
 struct Trained {
-    session: Rc<Session>,
+    session: Rc<PageSession>,
     inputs: [String; 3],
     columns: BTreeMap<Column, Ranking>,
 }
@@ -77,14 +76,18 @@ impl Learn {
     /// lesson has re-ranked exactly these.
     pub(super) fn columns_for(self, p: Page, ranked: &Ranked) -> Option<BTreeMap<Column, Ranking>> {
         let trained = self.trained.get()?;
-        let inputs = [p.query.get(), p.instruction.get(), p.reversed.get()];
+        let inputs = [
+            p.search.query.get(),
+            p.search.instruction.get(),
+            p.search.reversed.get(),
+        ];
         (Rc::ptr_eq(&trained.session, &ranked.session) && trained.inputs == inputs)
             .then_some(trained.columns)
     }
 
     fn post(self, p: Page, request: &LearnRequest, with_files: bool) {
         let json = serde_json::to_string(request).expect("plain data serialises");
-        let files = with_files.then(|| p.files.get_value()).flatten();
+        let files = with_files.then(|| p.model.files.get_value()).flatten();
         let sent = self.worker.with_value(|w| match w {
             Some(worker) => web::post_learn(worker, &json, files.as_deref()),
             None => Err("the training worker is not running".into()),
@@ -99,8 +102,8 @@ impl Learn {
     fn train(self, p: Page, w: Work) {
         let model = format!(
             "{}/{:?}",
-            p.model_key.get_untracked(),
-            p.backend.get_untracked()
+            p.model.model_key.get_untracked(),
+            p.model.backend.get_untracked()
         );
         if self.model.get_value() != model {
             self.reset();
@@ -145,7 +148,7 @@ impl Learn {
         };
         match reply {
             LearnReply::Loaded => {
-                let webgpu = p.backend.get_untracked() == engine::BackendKind::Wgpu;
+                let webgpu = p.model.backend.get_untracked() == engine::BackendKind::Wgpu;
                 self.post(p, &LearnRequest::Start { seed: SEED, webgpu }, true)
             }
             LearnReply::Started {
@@ -179,9 +182,9 @@ impl Learn {
             return self.after_rerank(p);
         };
         let inputs = [
-            p.query.get_untracked(),
-            p.instruction.get_untracked(),
-            p.reversed.get_untracked(),
+            p.search.query.get_untracked(),
+            p.search.instruction.get_untracked(),
+            p.search.reversed.get_untracked(),
         ];
         let corpus = &ranked.session.corpus;
         let passages: Vec<String> = Column::ALL
@@ -231,9 +234,9 @@ impl Learn {
         self.trained.set(Some(Trained {
             session: ranked.session.clone(),
             inputs: [
-                p.query.get_untracked(),
-                p.instruction.get_untracked(),
-                p.reversed.get_untracked(),
+                p.search.query.get_untracked(),
+                p.search.instruction.get_untracked(),
+                p.search.reversed.get_untracked(),
             ],
             columns,
         }));
@@ -289,12 +292,12 @@ pub(super) fn LearnPanel() -> impl IntoView {
     };
     let rows = move || learn.steps.get().into_iter().map(step_row).collect_view();
     view! {
-        <Show when=move || p.teach.get() || p.train.get()>
+        <Show when=move || p.view.teach.get() || p.view.train.get()>
             <section class="learn" data-testid="learn" aria-label="Learn live">
                 <h2>"Learn live"</h2>
                 <p class="muted">"Fine-tunes the loaded model for a few steps on dual-view examples (the instruction and its reversal swap which passage is the positive), with the engine's own loss and AdamW, in a background worker on the page's backend (WebGPU or the CPU). The columns then show the trained model's order of their top 10."</p>
                 <div class="learn-controls">
-                    <button data-testid="learn-train" disabled=move || busy() || !p.ready.get()
+                    <button data-testid="learn-train" disabled=move || busy() || !p.load.ready.get()
                         on:click=move |_| learn.train(p, w)>{format!("Train {STEPS_PER_PRESS} steps")}</button>
                     <button data-testid="learn-reset" disabled=move || learn.phase.get() == Phase::Idle
                         on:click=move |_| learn.reset()>"Reset"</button>

@@ -19,6 +19,7 @@ use leptos::task::spawn_local;
 
 use crate::corpus_worker::CorpusWorkers;
 use crate::models::{self, human_bytes, ServedModel};
+use crate::session::QueryEncoder;
 use crate::session::Session;
 use crate::state::{
     demo_corpus, demo_topics, explain_metric, live_metrics, movement, parse_user_corpus, Column,
@@ -71,47 +72,81 @@ impl std::fmt::Display for Status {
     }
 }
 
-/// The CPU encoding workers with the page encoder whose model they hold.
-type WorkersOf = (Rc<Encoder>, Rc<CorpusWorkers>);
+/// A corpus encoded by the page's encoder.
+type PageSession = Session<PageEncoder>;
 
-/// Every signal of the page, handed to the components as leptos context.
+/// Every signal of the page, in four small groups by concern; handed to the components as
+/// leptos context.
 #[derive(Clone, Copy)]
 struct Page {
+    model: ModelState,
+    load: LoadState,
+    search: SearchState,
+    view: ViewState,
+}
+
+/// The model and the backend that runs it.
+#[derive(Clone, Copy)]
+struct ModelState {
     /// The downloaded model files, kept to rebuild the encoder on another backend.
     files: StoredValue<Option<Rc<ModelFiles>>, LocalStorage>,
-    /// The CPU encoding workers and the page encoder they mirror (a new encoder, new workers).
-    corpus_workers: StoredValue<Option<WorkersOf>, LocalStorage>,
-    /// The encoder on the active backend, once built.
-    encoder: RwSignal<Option<Rc<Encoder>>, LocalStorage>,
-    status: RwSignal<Status>,
-    ready: RwSignal<bool>,
-    error: RwSignal<Option<String>>,
-    cache_note: RwSignal<String>,
-    corpus_note: RwSignal<String>,
-    progress: RwSignal<Option<(u64, u64)>>,
+    /// The encoder on the active backend, once built (on the CPU: the encoding workers).
+    encoder: RwSignal<Option<Rc<PageEncoder>>, LocalStorage>,
     backend: RwSignal<BackendKind>,
     /// The backend the user picked (URL `backend=`), empty when the page chose.
     backend_choice: RwSignal<String>,
+    /// Whether this browser grants a WebGPU adapter (and the build has WebGPU).
     webgpu: RwSignal<bool>,
+    /// The served models (`models/index.json`).
     models: RwSignal<Vec<ServedModel>>,
     model_key: RwSignal<String>,
-    corpus_key: RwSignal<String>,
-    corpus: RwSignal<Vec<Passage>>,
-    custom: RwSignal<Vec<Passage>>,
-    qid: RwSignal<String>,
-    query: RwSignal<String>,
-    instruction: RwSignal<String>,
-    reversed: RwSignal<String>,
-    judgments: RwSignal<Judgments>,
-    teach: RwSignal<bool>,
-    /// Whether the learn-live panel shows outside teach mode (URL `train=1`).
-    train: RwSignal<bool>,
     /// The CPU backend's arithmetic (`?precision=f32` in the URL, else int8): read once.
     cpu_precision: engine::Precision,
     /// How many workers encode a corpus on the CPU (`?workers=N` in the URL, else what the
     /// machine affords): read once.
     cpu_workers: Option<usize>,
+}
+
+/// What the status bar says of the work in progress.
+#[derive(Clone, Copy)]
+struct LoadState {
+    status: RwSignal<Status>,
+    /// Whether the columns show rankings of the current corpus and inputs.
+    ready: RwSignal<bool>,
+    error: RwSignal<Option<String>>,
+    /// Where the model came from (downloaded, the browser cache).
+    cache_note: RwSignal<String>,
+    /// Where the corpus embeddings came from.
+    corpus_note: RwSignal<String>,
+    /// Bytes or passages done of a total, while downloading or encoding.
+    progress: RwSignal<Option<(u64, u64)>>,
+}
+
+/// The search: the corpus, the three inputs and the judgments the metrics use.
+#[derive(Clone, Copy)]
+struct SearchState {
+    /// `demo`, a demo topic, or `custom`.
+    corpus_key: RwSignal<String>,
+    corpus: RwSignal<Vec<Passage>>,
+    /// The user's own passages (uploaded or pasted).
+    custom: RwSignal<Vec<Passage>>,
+    /// The demo query shown, empty for the user's own.
+    qid: RwSignal<String>,
+    query: RwSignal<String>,
+    instruction: RwSignal<String>,
+    reversed: RwSignal<String>,
+    judgments: RwSignal<Judgments>,
+}
+
+/// How the page explains itself: teach mode, its tour and explanations, learn live.
+#[derive(Clone, Copy)]
+struct ViewState {
+    teach: RwSignal<bool>,
+    /// Whether the learn-live panel shows outside teach mode (URL `train=1`).
+    train: RwSignal<bool>,
+    /// The metric whose terms are shown.
     explained: RwSignal<Option<Explained>>,
+    /// The tour's step, while it runs.
     tour: RwSignal<Option<usize>>,
 }
 
@@ -126,7 +161,7 @@ fn page() -> Page {
 /// never overwrites a newer one.
 #[derive(Clone, Copy)]
 struct Work {
-    session: LocalResource<Option<Rc<Session>>>,
+    session: LocalResource<Option<Rc<PageSession>>>,
     ranked: LocalResource<Option<Ranked>>,
     /// Learn live: the trained model's order of the columns' top, when there is one.
     learn: Learn,
@@ -135,7 +170,7 @@ struct Work {
 /// The three columns' rankings and the encoded corpus they index.
 #[derive(Clone)]
 struct Ranked {
-    session: Rc<Session>,
+    session: Rc<PageSession>,
     columns: BTreeMap<Column, Ranking>,
 }
 
@@ -147,8 +182,8 @@ fn work() -> Work {
 impl Work {
     fn new(p: Page) -> Self {
         let session = LocalResource::new(move || {
-            let encoder = p.encoder.get();
-            let corpus = p.corpus.get();
+            let encoder = p.model.encoder.get();
+            let corpus = p.search.corpus.get();
             async move {
                 match encoder {
                     Some(encoder) => encode_corpus(p, encoder, corpus).await,
@@ -158,7 +193,11 @@ impl Work {
         });
         let ranked = LocalResource::new(move || {
             let session = session.get().flatten();
-            let inputs = [p.query.get(), p.instruction.get(), p.reversed.get()];
+            let inputs = [
+                p.search.query.get(),
+                p.search.instruction.get(),
+                p.search.reversed.get(),
+            ];
             async move {
                 match session {
                     Some(session) => rank(p, session, inputs).await,
@@ -178,7 +217,7 @@ impl Work {
     fn base(self, p: Page) -> Option<Ranked> {
         let ranked = self.ranked.get().flatten()?;
         let session = self.session.get().flatten()?;
-        (p.ready.get() && Rc::ptr_eq(&ranked.session, &session)).then_some(ranked)
+        (p.load.ready.get() && Rc::ptr_eq(&ranked.session, &session)).then_some(ranked)
     }
 
     /// The rankings to show: [`Work::base`], with the columns in the trained model's order
@@ -200,13 +239,17 @@ fn demo() -> EvalSet {
 fn pick_demo_query(p: Page, qid: &str) {
     let set = demo();
     if let Some(q) = set.queries.iter().find(|q| q.id == qid) {
-        p.qid.set(q.id.clone());
-        p.query.set(q.text.clone());
-        p.instruction
+        p.search.qid.set(q.id.clone());
+        p.search.query.set(q.text.clone());
+        p.search
+            .instruction
             .set(q.instruction_changed.clone().unwrap_or_default());
-        p.reversed
+        p.search
+            .reversed
             .set(q.instruction_reversed.clone().unwrap_or_default());
-        p.judgments.set(Judgments::from_qrels(&set.qrels, &q.id));
+        p.search
+            .judgments
+            .set(Judgments::from_qrels(&set.qrels, &q.id));
     }
 }
 
@@ -214,32 +257,32 @@ fn pick_demo_query(p: Page, qid: &str) {
 fn keep_url_in_sync(p: Page) {
     Effect::new(move |_| {
         let state = UrlState {
-            corpus: p.corpus_key.get(),
-            qid: p.qid.get(),
-            query: p.query.get(),
-            instruction: p.instruction.get(),
-            reversed: p.reversed.get(),
-            model: p.model_key.get(),
-            backend: p.backend_choice.get(),
-            teach: p.teach.get(),
-            train: p.train.get(),
-            cpu_f32: p.cpu_precision == engine::Precision::F32,
-            workers: p.cpu_workers,
+            corpus: p.search.corpus_key.get(),
+            qid: p.search.qid.get(),
+            query: p.search.query.get(),
+            instruction: p.search.instruction.get(),
+            reversed: p.search.reversed.get(),
+            model: p.model.model_key.get(),
+            backend: p.model.backend_choice.get(),
+            teach: p.view.teach.get(),
+            train: p.view.train.get(),
+            cpu_f32: p.model.cpu_precision == engine::Precision::F32,
+            workers: p.model.cpu_workers,
         };
         web::replace_search(&state.to_query_string());
     });
 }
 
 fn fail(p: Page, e: impl std::fmt::Display) {
-    p.error.set(Some(e.to_string()));
-    p.status.set(Status::Error);
-    p.ready.set(false);
+    p.load.error.set(Some(e.to_string()));
+    p.load.status.set(Status::Error);
+    p.load.ready.set(false);
 }
 
 /// Switches corpus by key (`demo`, a demo topic, or `custom`).
 fn set_corpus(p: Page, key: &str) {
     let (key, passages) = if key == "custom" {
-        (key.to_string(), p.custom.get_untracked())
+        (key.to_string(), p.search.custom.get_untracked())
     } else {
         let all = demo().corpus;
         match demo_corpus(&all, key) {
@@ -247,11 +290,11 @@ fn set_corpus(p: Page, key: &str) {
             None => ("demo".to_string(), all),
         }
     };
-    p.corpus_key.set(key.clone());
+    p.search.corpus_key.set(key.clone());
     if key == "custom" {
-        p.qid.set(String::new());
+        p.search.qid.set(String::new());
     }
-    p.corpus.set(passages);
+    p.search.corpus.set(passages);
 }
 
 impl Page {
@@ -263,21 +306,30 @@ impl Page {
             Some(part) => (url.corpus.clone(), part),
             None => ("demo".to_string(), set.corpus.clone()),
         };
-        Page {
+        let model = ModelState {
             files: StoredValue::new_local(None),
-            corpus_workers: StoredValue::new_local(None),
             encoder: RwSignal::new_local(None),
+            backend: RwSignal::new(BackendKind::Cpu),
+            backend_choice: RwSignal::new(url.backend.clone()),
+            webgpu: RwSignal::new(false),
+            models: RwSignal::new(Vec::new()),
+            model_key: RwSignal::new(url.model.clone()),
+            cpu_precision: if url.cpu_f32 {
+                engine::Precision::F32
+            } else {
+                engine::Precision::Int8
+            },
+            cpu_workers: url.workers,
+        };
+        let load = LoadState {
             status: RwSignal::new(Status::Loading),
             ready: RwSignal::new(false),
             error: RwSignal::new(None),
             cache_note: RwSignal::new(String::new()),
             corpus_note: RwSignal::new(String::new()),
             progress: RwSignal::new(None),
-            backend: RwSignal::new(BackendKind::Cpu),
-            backend_choice: RwSignal::new(url.backend.clone()),
-            webgpu: RwSignal::new(false),
-            models: RwSignal::new(Vec::new()),
-            model_key: RwSignal::new(url.model.clone()),
+        };
+        let search = SearchState {
             corpus_key: RwSignal::new(start_key),
             corpus: RwSignal::new(start_corpus),
             custom: RwSignal::new(Vec::new()),
@@ -286,16 +338,18 @@ impl Page {
             instruction: RwSignal::new(String::new()),
             reversed: RwSignal::new(String::new()),
             judgments: RwSignal::new(Judgments::default()),
+        };
+        let view = ViewState {
             teach: RwSignal::new(url.teach),
             train: RwSignal::new(url.train),
-            cpu_precision: if url.cpu_f32 {
-                engine::Precision::F32
-            } else {
-                engine::Precision::Int8
-            },
-            cpu_workers: url.workers,
             explained: RwSignal::new(None),
             tour: RwSignal::new(None),
+        };
+        Page {
+            model,
+            load,
+            search,
+            view,
         }
     }
 }
@@ -316,18 +370,18 @@ pub fn App() -> impl IntoView {
     provide_context(Work::new(p));
     pick_demo_query(p, &qid);
     if !url.query.is_empty() {
-        p.query.set(url.query.clone());
-        p.instruction.set(url.instruction.clone());
-        p.reversed.set(url.reversed.clone());
+        p.search.query.set(url.query.clone());
+        p.search.instruction.set(url.instruction.clone());
+        p.search.reversed.set(url.reversed.clone());
     }
     keep_url_in_sync(p);
     // WebGPU when the build has it and the browser grants an adapter, unless the URL asks for
     // the CPU; else the CPU.
     spawn_local(async move {
         let gpu = cfg!(feature = "webgpu") && web::webgpu_adapter().await;
-        p.webgpu.set(gpu);
-        if gpu && p.backend_choice.get_untracked() != "cpu" {
-            p.backend.set(BackendKind::Wgpu);
+        p.model.webgpu.set(gpu);
+        if gpu && p.model.backend_choice.get_untracked() != "cpu" {
+            p.model.backend.set(BackendKind::Wgpu);
         }
         load_model(p).await
     });

@@ -14,29 +14,29 @@ pub(super) fn TeachPanel() -> impl IntoView {
     let p = page();
     let w = work();
     let breakdown = move || {
-        let which = p.explained.get()?;
+        let which = p.view.explained.get()?;
         let ranked = w.shown(p)?;
         explain_metric(
             which,
             &ranked.columns,
             &ranked.session.corpus,
-            &p.judgments.get(),
+            &p.search.judgments.get(),
         )
     };
     view! {
-        <Show when=move || p.teach.get()>
+        <Show when=move || p.view.teach.get()>
             <section class="teach" data-testid="teach" aria-label="Teach mode">
                 <h2>"Teach mode"</h2>
                 <div class="tour">
-                    {move || match p.tour.get() {
-                        None => view! { <button on:click=move |_| p.tour.set(Some(0))>"Start the guided tour of one instruction flip"</button> }.into_any(),
+                    {move || match p.view.tour.get() {
+                        None => view! { <button on:click=move |_| p.view.tour.set(Some(0))>"Start the guided tour of one instruction flip"</button> }.into_any(),
                         Some(i) => view! {
                             <p data-testid="tour-step">{TOUR[i]}</p>
-                            <button disabled=i == 0 on:click=move |_| p.tour.set(Some(i.saturating_sub(1)))>"Back"</button>
+                            <button disabled=i == 0 on:click=move |_| p.view.tour.set(Some(i.saturating_sub(1)))>"Back"</button>
                             {if i + 1 < TOUR.len() {
-                                view! { <button on:click=move |_| p.tour.set(Some(i + 1))>"Next"</button> }.into_any()
+                                view! { <button on:click=move |_| p.view.tour.set(Some(i + 1))>"Next"</button> }.into_any()
                             } else {
-                                view! { <button on:click=move |_| p.tour.set(None)>"Done"</button> }.into_any()
+                                view! { <button on:click=move |_| p.view.tour.set(None)>"Done"</button> }.into_any()
                             }}
                         }.into_any(),
                     }}

@@ -128,24 +128,13 @@ fn read_parquet(path: &Path) -> Result<Vec<Row>> {
         .collect()
 }
 
-/// The files of config `name` in `dir`: `name.jsonl` (or `.parquet`), or the files of one
-/// split in the folder `name/` (`split.jsonl`, `split.tsv`, `split-00000-of-00001.parquet`,
-/// ...). The split is `split` when given, else `test`, else the folder's only one.
-fn config_files(dir: &Path, name: &str, split: Option<&str>) -> Result<Option<Vec<PathBuf>>> {
-    for ext in ["jsonl", "parquet"] {
-        let file = dir.join(format!("{name}.{ext}"));
-        if file.is_file() {
-            return Ok(Some(vec![file]));
-        }
-    }
-    let folder = dir.join(name);
-    if !folder.is_dir() {
-        return Ok(None);
-    }
+/// The data files of `folder` (JSONL, TSV, Parquet) by split: `test-00000-of-00001.parquet`
+/// and `test.jsonl` are both split `test`.
+fn files_by_split(folder: &Path) -> Result<BTreeMap<String, Vec<PathBuf>>> {
     let mut by_split: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    let entries = std::fs::read_dir(&folder).map_err(|e| EngineError::io(&folder, e))?;
+    let entries = std::fs::read_dir(folder).map_err(|e| EngineError::io(folder, e))?;
     for entry in entries {
-        let path = entry.map_err(|e| EngineError::io(&folder, e))?.path();
+        let path = entry.map_err(|e| EngineError::io(folder, e))?.path();
         let Some(file_name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
@@ -162,6 +151,24 @@ fn config_files(dir: &Path, name: &str, split: Option<&str>) -> Result<Option<Ve
             .or_default()
             .push(path);
     }
+    Ok(by_split)
+}
+
+/// The files of config `name` in `dir`: `name.jsonl` (or `.parquet`), or the files of one
+/// split in the folder `name/` (`split.jsonl`, `split.tsv`, `split-00000-of-00001.parquet`,
+/// ...). The split is `split` when given, else `test`, else the folder's only one.
+fn config_files(dir: &Path, name: &str, split: Option<&str>) -> Result<Option<Vec<PathBuf>>> {
+    for ext in ["jsonl", "parquet"] {
+        let file = dir.join(format!("{name}.{ext}"));
+        if file.is_file() {
+            return Ok(Some(vec![file]));
+        }
+    }
+    let folder = dir.join(name);
+    if !folder.is_dir() {
+        return Ok(None);
+    }
+    let mut by_split = files_by_split(&folder)?;
     let chosen = match split {
         Some(s) => s.to_string(),
         None if by_split.contains_key("test") => "test".to_string(),
@@ -321,14 +328,9 @@ pub fn load_set(dir: &Path, split: Option<&str>) -> Result<EvalSet> {
     EvalSet::from_parts(dir, corpus, queries, qrels, pools)
 }
 
-/// IFIR (one domain's folder, e.g. `fiqa/`): `<domain>-corpus.jsonl` and `test_data.json`, a
-/// list of queries, each with its candidate passages (`corpus`, `{_id}` objects) and
-/// instructions of three levels whose relevant passages are indices into that list (`rel`).
-/// Each instruction becomes a query `I-J` (query I, instruction J) with the instruction as
-/// `instruction_og` and the level as its constraint label (`level 2`); its `rel` passages are
-/// relevant, the query's other candidates judged not. IFIR ranks the whole corpus and joins
-/// `query + " " + instruction`: evaluate with `--template query-first` to match.
-fn load_ifir(dir: &Path) -> Result<EvalSet> {
+/// IFIR's `<domain>-corpus.jsonl` in `dir`, without the passages whose text is empty (as
+/// IFIR's loader), ids checked unique.
+fn read_ifir_corpus(dir: &Path) -> Result<Vec<Passage>> {
     let corpus_file = std::fs::read_dir(dir)
         .map_err(|e| EngineError::io(dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -353,6 +355,18 @@ fn load_ifir(dir: &Path) -> Result<EvalSet> {
         .filter(|p| !p.text.is_empty())
         .collect();
     check_unique_ids(corpus.iter().map(|p| p.id.as_str()), &corpus_file)?;
+    Ok(corpus)
+}
+
+/// IFIR (one domain's folder, e.g. `fiqa/`): `<domain>-corpus.jsonl` and `test_data.json`, a
+/// list of queries, each with its candidate passages (`corpus`, `{_id}` objects) and
+/// instructions of three levels whose relevant passages are indices into that list (`rel`).
+/// Each instruction becomes a query `I-J` (query I, instruction J) with the instruction as
+/// `instruction_og` and the level as its constraint label (`level 2`); its `rel` passages are
+/// relevant, the query's other candidates judged not. IFIR ranks the whole corpus and joins
+/// `query + " " + instruction`: evaluate with `--template query-first` to match.
+fn load_ifir(dir: &Path) -> Result<EvalSet> {
+    let corpus = read_ifir_corpus(dir)?;
     let path = dir.join("test_data.json");
     let items: Vec<IfirItem> = serde_json::from_str(&read_text(&path)?)
         .map_err(|e| EngineError::data(&path, e.line(), super::json_problem(&e)))?;

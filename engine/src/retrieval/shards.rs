@@ -93,6 +93,45 @@ pub fn merge_shards(shards: &[PathBuf], output: &Path) -> Result<IndexHeader> {
     Ok(header)
 }
 
+/// Whether the shard at `path` (`header`, `shard`) belongs with the `first` one read: the same
+/// model, width and cut of the same corpus, and as many rows as its part.
+fn check_belongs(
+    path: &std::path::Path,
+    header: &IndexHeader,
+    shard: &Shard,
+    (first_path, first, first_shard): (&std::path::Path, &IndexHeader, &Shard),
+) -> Result<()> {
+    let bad = |problem: String| EngineError::data(path, 0, problem);
+    if header.model != first.model {
+        return Err(EngineError::ModelMismatch {
+            path: path.to_path_buf(),
+            index_model: header.model.clone(),
+            current_model: format!("{} (the model of {})", first.model, first_path.display()),
+        });
+    }
+    if header.dim != first.dim
+        || shard.count != first_shard.count
+        || shard.corpus_rows != first_shard.corpus_rows
+        || shard.corpus_ids != first_shard.corpus_ids
+    {
+        return Err(bad(format!(
+            "shard {}/{} of a corpus of {} passages (width {}) does not belong with {}: shard {}/{} of {} passages (width {}), another cut or another corpus",
+            shard.index, shard.count, shard.corpus_rows, header.dim,
+            first_path.display(), first_shard.index, first_shard.count, first_shard.corpus_rows, first.dim
+        )));
+    }
+    if header.ids.len() != shard.rows().len() {
+        return Err(bad(format!(
+            "shard {}/{} holds {} rows, but its part of the corpus has {}",
+            shard.index,
+            shard.count,
+            header.ids.len(),
+            shard.rows().len()
+        )));
+    }
+    Ok(())
+}
+
 /// The shards' headers in part order, each checked against the first and against its part.
 fn read_parts(paths: &[PathBuf]) -> Result<Vec<(PathBuf, IndexHeader)>> {
     let Some(first_path) = paths.first() else {
@@ -109,33 +148,7 @@ fn read_parts(paths: &[PathBuf]) -> Result<Vec<(PathBuf, IndexHeader)>> {
             ));
         };
         let (first, first_shard) = reference.get_or_insert_with(|| (header.clone(), shard.clone()));
-        if header.model != first.model {
-            return Err(EngineError::ModelMismatch {
-                path: path.clone(),
-                index_model: header.model.clone(),
-                current_model: format!("{} (the model of {})", first.model, first_path.display()),
-            });
-        }
-        if header.dim != first.dim
-            || shard.count != first_shard.count
-            || shard.corpus_rows != first_shard.corpus_rows
-            || shard.corpus_ids != first_shard.corpus_ids
-        {
-            return Err(bad(format!(
-                "shard {}/{} of a corpus of {} passages (width {}) does not belong with {}: shard {}/{} of {} passages (width {}), another cut or another corpus",
-                shard.index, shard.count, shard.corpus_rows, header.dim,
-                first_path.display(), first_shard.index, first_shard.count, first_shard.corpus_rows, first.dim
-            )));
-        }
-        if header.ids.len() != shard.rows().len() {
-            return Err(bad(format!(
-                "shard {}/{} holds {} rows, but its part of the corpus has {}",
-                shard.index,
-                shard.count,
-                header.ids.len(),
-                shard.rows().len()
-            )));
-        }
+        check_belongs(path, &header, &shard, (first_path, first, first_shard))?;
         parts.resize_with(shard.count, || None);
         if let Some((other, _)) = &parts[shard.index] {
             return Err(bad(format!(

@@ -91,33 +91,59 @@ pub fn data_parallel_step(
             to_replica.iter().for_each(|s| drop(s.send(None)));
             return Ok((v, GradientsParams::new()));
         };
-        // The scatter: each replica gets the gradient of its own rows, on its device.
-        for (r, (send, device)) in to_replica.iter().zip(devices).enumerate() {
-            let rows = |d: &Tensor<2>, range: Range<usize>| {
-                d.clone()
-                    .narrow(0, range.start, range.len())
-                    .autodiff()
-                    .to_device(device)
-            };
-            let part = Embedded {
-                pairs: rows(&d_pairs, share(pair_rows, r, n)),
-                passages: rows(&d_passages, share(passage_rows, r, n)),
-            };
-            send.send(Some(part))
-                .context("a replica stopped before its backward pass")?;
-        }
-        // The all-reduce: the replicas' gradients summed on the first device, in replica order.
-        let mut sum = GradientsAccumulator::<TrainModel>::new();
-        for worker in workers {
-            let grads = worker
-                .join()
-                .map_err(|_| anyhow::anyhow!("a replica's thread panicked"))??;
-            if let Some(grads) = grads {
-                sum.accumulate(model, grads.to_device(main, model));
-            }
-        }
-        Ok((v, sum.grads()))
+        scatter(
+            &to_replica,
+            devices,
+            (&d_pairs, &d_passages),
+            (pair_rows, passage_rows),
+        )?;
+        Ok((v, all_reduce(workers, model, main)?))
     })
+}
+
+/// The scatter: each replica gets the gradient of its own rows (`d_pairs`, `d_passages` of
+/// `rows` pairs and passages), on its device.
+fn scatter(
+    to_replica: &[mpsc::Sender<Option<Embedded>>],
+    devices: &[Device],
+    (d_pairs, d_passages): (&Tensor<2>, &Tensor<2>),
+    (pair_rows, passage_rows): (usize, usize),
+) -> anyhow::Result<()> {
+    let n = to_replica.len();
+    for (r, (send, device)) in to_replica.iter().zip(devices).enumerate() {
+        let rows = |d: &Tensor<2>, range: Range<usize>| {
+            d.clone()
+                .narrow(0, range.start, range.len())
+                .autodiff()
+                .to_device(device)
+        };
+        let part = Embedded {
+            pairs: rows(d_pairs, share(pair_rows, r, n)),
+            passages: rows(d_passages, share(passage_rows, r, n)),
+        };
+        send.send(Some(part))
+            .context("a replica stopped before its backward pass")?;
+    }
+    Ok(())
+}
+
+/// The all-reduce: the replicas' gradients summed on the first device (`main`), in replica
+/// order.
+fn all_reduce(
+    workers: Vec<std::thread::ScopedJoinHandle<'_, anyhow::Result<Option<GradientsParams>>>>,
+    model: &TrainModel,
+    main: &Device,
+) -> anyhow::Result<GradientsParams> {
+    let mut sum = GradientsAccumulator::<TrainModel>::new();
+    for worker in workers {
+        let grads = worker
+            .join()
+            .map_err(|_| anyhow::anyhow!("a replica's thread panicked"))??;
+        if let Some(grads) = grads {
+            sum.accumulate(model, grads.to_device(main, model));
+        }
+    }
+    Ok(sum.grads())
 }
 
 /// The gather: every replica's rows (detached) on the first device, in replica order.
