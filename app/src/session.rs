@@ -341,12 +341,19 @@ mod tests {
             Session::cache_key(&*elsewhere, &corpus),
             Session::<Encoder>::cache_key(&page.encoder, &corpus)
         );
-        let pairs = [("", "how to bake bread"), ("Only forum posts.", "how to bake bread")];
+        let pairs = [
+            ("", "how to bake bread"),
+            ("Only forum posts.", "how to bake bread"),
+        ];
         assert_eq!(
             block_on(remote.rank(&pairs)).unwrap(),
             block_on(page.rank(&pairs)).unwrap()
         );
-        assert_eq!(elsewhere.1.get(), 2, "both texts encoded by the held encoder");
+        assert_eq!(
+            elsewhere.1.get(),
+            2,
+            "both texts encoded by the held encoder"
+        );
         // Another text: another cache key; other ids: the cached embeddings are refused.
         let mut other = corpus.clone();
         other[0].text.push_str(" Changed.");

@@ -79,20 +79,25 @@ fn copy_transformers_js(node_modules: &Path, site: &Path) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Writes `bench/corpus.jsonl` (the demo corpus) and `bench/cases.json` (each query text
-/// with the native engine's top 10) under `out`.
-fn cases(model: &Path, out: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(out)?;
-    let demo = root().join("engine/demo");
-    std::fs::copy(demo.join("corpus.jsonl"), out.join("corpus.jsonl"))?;
-    let queries: Vec<serde_json::Value> = std::fs::read_to_string(demo.join("queries.jsonl"))?
+/// The lines of a JSONL file as JSON values.
+fn read_jsonl(path: &Path) -> anyhow::Result<Vec<serde_json::Value>> {
+    Ok(std::fs::read_to_string(path)?
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(serde_json::from_str)
-        .collect::<Result<_, _>>()?;
-    let field = |q: &serde_json::Value, k: &str| q[k].as_str().unwrap_or("").trim().to_string();
-    let mut texts: Vec<String> = queries.iter().map(|q| field(q, "text")).collect();
+        .collect::<Result<_, _>>()?)
+}
+
+/// A string field of a JSON record, trimmed ("" when absent).
+fn field(record: &serde_json::Value, key: &str) -> String {
+    record[key].as_str().unwrap_or("").trim().to_string()
+}
+
+/// The benchmark's query texts: every demo query alone, each under its changed instruction,
+/// and the first two under their reversed one (`instruction query`, the page's template).
+fn query_texts(queries: &[serde_json::Value]) -> Vec<String> {
     let joined = |q: &serde_json::Value, k: &str| format!("{} {}", field(q, k), field(q, "text"));
+    let mut texts: Vec<String> = queries.iter().map(|q| field(q, "text")).collect();
     texts.extend(queries.iter().map(|q| joined(q, "instruction_changed")));
     texts.extend(
         queries
@@ -100,12 +105,17 @@ fn cases(model: &Path, out: &Path) -> anyhow::Result<()> {
             .take(2)
             .map(|q| joined(q, "instruction_reversed")),
     );
-    let passages: Vec<serde_json::Value> = std::fs::read_to_string(out.join("corpus.jsonl"))?
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()?;
-    let passage_texts: Vec<(String, String)> = passages
+    texts
+}
+
+/// Writes `bench/corpus.jsonl` (the demo corpus) and `bench/cases.json` (each query text
+/// with the native engine's top 10) under `out`.
+fn cases(model: &Path, out: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out)?;
+    let demo = root().join("engine/demo");
+    std::fs::copy(demo.join("corpus.jsonl"), out.join("corpus.jsonl"))?;
+    let texts = query_texts(&read_jsonl(&demo.join("queries.jsonl"))?);
+    let passage_texts: Vec<(String, String)> = read_jsonl(&out.join("corpus.jsonl"))?
         .iter()
         .map(|p| {
             let (title, text) = (
@@ -127,28 +137,29 @@ fn cases(model: &Path, out: &Path) -> anyhow::Result<()> {
         .map(|(i, t)| (format!("q{i}"), t.clone()))
         .collect();
     let queries = embed(out, "queries", &query_texts, model)?;
+    let ids: Vec<&str> = passage_texts.iter().map(|(id, _)| id.as_str()).collect();
     let cases: Vec<serde_json::Value> = texts
         .iter()
         .zip(&queries)
-        .map(|(text, q)| {
-            let mut scored: Vec<(f32, usize)> = corpus
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (p.iter().zip(q).map(|(a, b)| a * b).sum(), i))
-                .collect();
-            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            let top: Vec<&str> = scored[..10]
-                .iter()
-                .map(|(_, i)| passage_texts[*i].0.as_str())
-                .collect();
-            serde_json::json!({"text": text, "native_top10": top})
-        })
+        .map(|(text, q)| serde_json::json!({"text": text, "native_top10": top10(&corpus, q, &ids)}))
         .collect();
     std::fs::write(
         out.join("cases.json"),
         serde_json::to_string_pretty(&cases)?,
     )?;
     Ok(())
+}
+
+/// The ids of the ten passages of `corpus` with the highest dot product with `q`, best first
+/// (ties by corpus order).
+fn top10<'a>(corpus: &[Vec<f32>], q: &[f32], ids: &[&'a str]) -> Vec<&'a str> {
+    let mut scored: Vec<(f32, usize)> = corpus
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.iter().zip(q).map(|(a, b)| a * b).sum(), i))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.iter().take(10).map(|(_, i)| ids[*i]).collect()
 }
 
 /// `trainer embed` of (id, text) records; the embeddings in order, L2-normalised.

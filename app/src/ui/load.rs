@@ -255,19 +255,13 @@ pub(super) async fn encode_corpus(
     let started = web::now_ms();
     // Passage embeddings are cached in the browser per model and corpus: a reload is quick.
     let key = format!("embeddings/{}", PageSession::cache_key(&encoder, &corpus));
-    if let Some(bytes) = web::cache_get(&format!("{key}?v=2")).await {
-        if let Some(s) = PageSession::from_cached(encoder.clone(), corpus.clone(), &bytes) {
-            web_log(&format!(
-                "corpus of {} passages read from the browser cache in {:.0} ms",
-                s.corpus.len(),
-                web::now_ms() - started
-            ));
-            p.load.corpus_note.set(format!(
-                "{} passage embeddings from the browser cache",
-                s.corpus.len()
-            ));
-            return Some(Rc::new(s));
-        }
+    if let Some(s) = cached_session(p, &key, &encoder, &corpus).await {
+        web_log(&format!(
+            "corpus of {} passages read from the browser cache in {:.0} ms",
+            s.corpus.len(),
+            web::now_ms() - started
+        ));
+        return Some(Rc::new(s));
     }
     let session = match &*encoder {
         PageEncoder::Workers(workers) => match encode_in_workers(p, workers, &corpus).await {
@@ -306,6 +300,23 @@ pub(super) async fn encode_corpus(
             None
         }
     }
+}
+
+/// The session of `corpus`'s embeddings under `key` in the browser cache, when they are
+/// there and match.
+async fn cached_session(
+    p: Page,
+    key: &str,
+    encoder: &Rc<PageEncoder>,
+    corpus: &[Passage],
+) -> Option<PageSession> {
+    let bytes = web::cache_get(&format!("{key}?v=2")).await?;
+    let s = PageSession::from_cached(encoder.clone(), corpus.to_vec(), &bytes)?;
+    p.load.corpus_note.set(format!(
+        "{} passage embeddings from the browser cache",
+        s.corpus.len()
+    ));
+    Some(s)
 }
 
 pub(super) fn show_progress(p: Page, done: usize, total: usize) {

@@ -505,12 +505,42 @@ impl Job<'_> {
     /// The instruction, its poisoned twin, the poisoned query and the two passages they call
     /// for; None when a step gave no answer or a poisoned text equals its original.
     fn inf_ir_texts(&self, query: &str, positive: &str) -> anyhow::Result<Option<InfIrRecord>> {
+        let Some((i_pos, i_neg, q_neg)) = self.inf_ir_poisoned(query, positive)? else {
+            return Ok(None);
+        };
+        let Some((p1, p2)) = self.inf_ir_passages(query, positive, &i_pos, (&i_neg, &q_neg))?
+        else {
+            return Ok(None);
+        };
+        // A poisoned text equal to its original makes no negative.
+        if i_neg == i_pos || q_neg == query || p1 == positive || p2 == positive || p1 == p2 {
+            self.llm.reject(
+                self.item,
+                "poisoning",
+                "a poisoned instruction, query or passage equals its original",
+                &format!("{i_neg}\n{q_neg}"),
+            );
+            return Ok(None);
+        }
+        Ok(Some(InfIrRecord {
+            query_positive: query.to_string(),
+            instruction_positive: i_pos,
+            document_positive: positive.to_string(),
+            instruction_negative: i_neg,
+            hard_negative_document_1: p1,
+            query_negative: q_neg,
+            hard_negative_document_2: p2,
+        }))
+    }
+
+    /// The instruction for `positive`, its poisoned twin and the poisoned query (InF-IR's
+    /// first three steps); None when a step gave no answer.
+    fn inf_ir_poisoned(
+        &self,
+        query: &str,
+        positive: &str,
+    ) -> anyhow::Result<Option<(String, String, String)>> {
         let p = self.prompts;
-        let words = positive
-            .split_whitespace()
-            .count()
-            .clamp(30, 200)
-            .to_string();
         let instruction_prompt = p.fill(
             "inf_ir_instruction",
             &[("query", query), ("passage", positive)],
@@ -534,8 +564,26 @@ impl Job<'_> {
         let Some(q_neg) = self.generate(&poison, "poison-query", "Query", false)? else {
             return Ok(None);
         };
+        Ok(Some((i_pos, i_neg, q_neg)))
+    }
+
+    /// The two hard-negative passages, as long as `positive`: one for the query under the
+    /// poisoned instruction, one for the poisoned query under the instruction; None when a
+    /// step gave no answer.
+    fn inf_ir_passages(
+        &self,
+        query: &str,
+        positive: &str,
+        i_pos: &str,
+        (i_neg, q_neg): (&str, &str),
+    ) -> anyhow::Result<Option<(String, String)>> {
+        let words = positive
+            .split_whitespace()
+            .count()
+            .clamp(30, 200)
+            .to_string();
         let passage = |instruction: &str, q: &str| {
-            p.fill(
+            self.prompts.fill(
                 "inf_ir_passage",
                 &[
                     ("query", q),
@@ -545,32 +593,13 @@ impl Job<'_> {
                 ],
             )
         };
-        let Some(p1) = self.generate(&passage(&i_neg, query), "passage-1", "Passage", true)? else {
+        let Some(p1) = self.generate(&passage(i_neg, query), "passage-1", "Passage", true)? else {
             return Ok(None);
         };
-        let Some(p2) = self.generate(&passage(&i_pos, &q_neg), "passage-2", "Passage", true)?
-        else {
+        let Some(p2) = self.generate(&passage(i_pos, q_neg), "passage-2", "Passage", true)? else {
             return Ok(None);
         };
-        // A poisoned text equal to its original makes no negative.
-        if i_neg == i_pos || q_neg == query || p1 == positive || p2 == positive || p1 == p2 {
-            self.llm.reject(
-                self.item,
-                "poisoning",
-                "a poisoned instruction, query or passage equals its original",
-                &format!("{i_neg}\n{q_neg}"),
-            );
-            return Ok(None);
-        }
-        Ok(Some(InfIrRecord {
-            query_positive: query.to_string(),
-            instruction_positive: i_pos,
-            document_positive: positive.to_string(),
-            instruction_negative: i_neg,
-            hard_negative_document_1: p1,
-            query_negative: q_neg,
-            hard_negative_document_2: p2,
-        }))
+        Ok(Some((p1, p2)))
     }
 
     /// Validation: each tuple's intended passage must be picked by the judge among the
