@@ -89,6 +89,17 @@ def timed(fn):
     return time.perf_counter() - t, out
 
 
+def timed_loads(load, repeats):
+    """`load` timed `repeats` times, each after a garbage collection: the times, the last result."""
+    times, out = [], None
+    for _ in range(repeats):
+        out = None  # the previous result is collected before the next load
+        gc.collect()
+        t, out = timed(load)
+        times.append(t)
+    return times, out
+
+
 def bench_ranx(qrels_path, run_path, repeats):
     import warnings
     from importlib.metadata import version
@@ -104,12 +115,7 @@ def bench_ranx(qrels_path, run_path, repeats):
         r = ranx.Run.from_file(run_path, kind="trec")
         return q, r
 
-    load_times = []
-    for _ in range(repeats):
-        qrels = run = None
-        gc.collect()
-        t, (qrels, run) = timed(load)
-        load_times.append(t)
+    load_times, (qrels, run) = timed_loads(load, repeats)
     first_eval, res = timed(lambda: ranx.evaluate(qrels, run, RANX_METRICS))
     eval_times = []
     for _ in range(repeats):
@@ -144,12 +150,7 @@ def bench_pytrec_eval(qrels_path, run_path, repeats):
     def load():
         return parse_beir_qrels(qrels_path), parse_trec_run(run_path)
 
-    load_times = []
-    for _ in range(repeats):
-        qrels = run = None
-        gc.collect()
-        t, (qrels, run) = timed(load)
-        load_times.append(t)
+    load_times, (qrels, run) = timed_loads(load, repeats)
 
     def evaluate():
         t = time.perf_counter()

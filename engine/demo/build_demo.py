@@ -947,6 +947,35 @@ def write_qrels(path, rows):
             f.write("%s\t%s\t%d\n" % (qid, did, score))
 
 
+def write_set(folder, topics, corpus, labels, extra_fields=lambda t: {}):
+    """Write an evaluation set of `topics` into `folder`: corpus.jsonl (`corpus`), queries.jsonl
+    (each topic's query and instructions, then `extra_fields(topic)`) and qrels/{og,changed,
+    reversed}.tsv from the passages' `labels` (see `shuffled_corpus`). Return (queries, og,
+    changed, reversed) as written. Shared with evalsets/instructions-heldout/build.py.
+    """
+    queries, og, changed, reversed_ = [], [], [], []
+    for t in topics:
+        queries.append({
+            "_id": t["qid"],
+            "text": t["query"],
+            "instruction_og": "",
+            "instruction_changed": t["changed"],
+            "instruction_reversed": t["reversed"],
+            **extra_fields(t),
+        })
+        for doc_id, side in sorted(labels[t["qid"]]):
+            og.append((t["qid"], doc_id, 0 if side == "x" else 1))
+            changed.append((t["qid"], doc_id, 1 if side == "c" else 0))
+            reversed_.append((t["qid"], doc_id, 1 if side == "r" else 0))
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    write_jsonl(folder / "corpus.jsonl", corpus)
+    write_jsonl(folder / "queries.jsonl", queries)
+    write_qrels(folder / "qrels" / "og.tsv", og)
+    write_qrels(folder / "qrels" / "changed.tsv", changed)
+    write_qrels(folder / "qrels" / "reversed.tsv", reversed_)
+    return queries, og, changed, reversed_
+
+
 README_TEMPLATE = """# Instruction-following demo set (hand-written)
 
 A small retrieval evaluation set for showing, in the web demo and in class,
@@ -1036,27 +1065,7 @@ are integers, 1 = relevant, 0 = judged non-relevant.
 
 def build():
     corpus, labels = assign_ids()
-    queries = []
-    og, changed, reversed_ = [], [], []
-    for t in TOPICS:
-        queries.append({
-            "_id": t["qid"],
-            "text": t["query"],
-            "instruction_og": "",
-            "instruction_changed": t["changed"],
-            "instruction_reversed": t["reversed"],
-        })
-        for doc_id, side in sorted(labels[t["qid"]]):
-            og.append((t["qid"], doc_id, 0 if side == "x" else 1))
-            changed.append((t["qid"], doc_id, 1 if side == "c" else 0))
-            reversed_.append((t["qid"], doc_id, 1 if side == "r" else 0))
-
-    (HERE / "qrels").mkdir(parents=True, exist_ok=True)
-    write_jsonl(HERE / "corpus.jsonl", corpus)
-    write_jsonl(HERE / "queries.jsonl", queries)
-    write_qrels(HERE / "qrels" / "og.tsv", og)
-    write_qrels(HERE / "qrels" / "changed.tsv", changed)
-    write_qrels(HERE / "qrels" / "reversed.tsv", reversed_)
+    queries, og, changed, reversed_ = write_set(HERE, TOPICS, corpus, labels)
 
     n_distr = sum(len(t["distractors"]) for t in TOPICS)
     per_topic = [len(t["changed_docs"]) + len(t["reversed_docs"]) for t in TOPICS]

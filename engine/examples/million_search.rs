@@ -15,6 +15,8 @@ use std::time::Instant;
 use engine::retrieval::{IndexHeader, IndexWriter, MappedIndex};
 use engine::Embeddings;
 
+mod common;
+
 fn random_rows(rows: usize, dim: usize, state: &mut u64) -> Vec<f32> {
     (0..rows * dim)
         .map(|_| {
@@ -41,13 +43,7 @@ fn peak_rss_mb() -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse())
-        .collect::<Result<_, _>>()?;
-    let rows = args.first().copied().unwrap_or(1_000_000);
-    let dim = args.get(1).copied().unwrap_or(384);
-    let nq = args.get(2).copied().unwrap_or(16);
+    let [rows, dim, nq] = common::counts([1_000_000, 384, 16])?;
     let path = std::env::temp_dir().join(format!("ifir-million-{}.ifidx", std::process::id()));
     let ids: Vec<String> = (0..rows).map(|i| format!("doc-{i}")).collect();
     let start = Instant::now();

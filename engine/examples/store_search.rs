@@ -21,6 +21,8 @@ use engine::retrieval::store::{recall_at_k, AnnIndex, StoreSearch, StoreSource, 
 use engine::retrieval::{IndexHeader, IndexWriter, MappedIndex};
 use engine::Embeddings;
 
+mod common;
+
 struct Lcg(u64);
 
 impl Lcg {
@@ -85,14 +87,7 @@ impl Corpus {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse())
-        .collect::<Result<_, _>>()?;
-    let rows = args.first().copied().unwrap_or(1_000_000);
-    let dim = args.get(1).copied().unwrap_or(384);
-    let nq = args.get(2).copied().unwrap_or(100);
-    let clusters = args.get(3).copied().unwrap_or(2_000);
+    let [rows, dim, nq, clusters] = common::counts([1_000_000, 384, 100, 2_000])?;
     let tmp = std::env::temp_dir().join(format!("ifir-store-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
     let mut rng = Lcg(42);

@@ -98,3 +98,23 @@ pub fn golden(name: &str) -> Vec<Golden> {
         })
         .collect()
 }
+
+/// Asserts that `result` is an error whose message starts with `prefix` and contains every one
+/// of `says`; returns the message.
+pub fn assert_err<T: std::fmt::Debug, E: std::fmt::Display>(
+    result: Result<T, E>,
+    prefix: &str,
+    says: &[&str],
+) -> String {
+    let msg = result.unwrap_err().to_string();
+    assert!(
+        msg.starts_with(prefix) && says.iter().all(|w| msg.contains(w)),
+        "{msg}"
+    );
+    msg
+}
+
+/// The ids `doc-0`, `doc-1`, ... of `n` passages.
+pub fn doc_ids(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("doc-{i}")).collect()
+}

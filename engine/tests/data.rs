@@ -5,6 +5,8 @@ use std::path::Path;
 use engine::data::{blank_lines_inside, parse_corpus, parse_jsonl, parse_qrels, Query};
 use engine::{EvalSet, Mode};
 
+use crate::common::assert_err;
+
 fn p() -> &'static Path {
     Path::new("set/corpus.jsonl")
 }
@@ -44,8 +46,7 @@ fn malformed_corpus_lines_name_file_and_line() {
         ("\n\n", "set/corpus.jsonl: ", "empty"),
     ];
     for (text, location, problem) in cases {
-        let msg = parse_corpus(text, p()).unwrap_err().to_string();
-        assert!(msg.starts_with(location) && msg.contains(problem), "{msg}");
+        assert_err(parse_corpus(text, p()), location, &[problem]);
     }
 }
 
@@ -79,34 +80,19 @@ fn qrels_beir_and_trec_forms() {
     .unwrap();
     assert_eq!(graded["q1"]["d1"], 0.2857142857142857);
     for bad in ["high", "nan", "inf", ""] {
-        let msg = parse_qrels(
-            &format!("query-id\tcorpus-id\tscore\nq1\td0\t1\nq1\td1\t{bad}\n"),
-            Path::new("og.tsv"),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            msg.starts_with("og.tsv:3") && msg.contains("is not a number"),
-            "{bad}: {msg}"
-        );
+        let text = format!("query-id\tcorpus-id\tscore\nq1\td0\t1\nq1\td1\t{bad}\n");
+        let not_a_number = parse_qrels(&text, Path::new("og.tsv"));
+        assert_err(not_a_number, "og.tsv:3", &["is not a number"]);
     }
-    let msg = parse_qrels("q1 0 d1\n", Path::new("og.txt"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        msg.starts_with("og.txt:1") && msg.contains("expected 4 fields"),
-        "{msg}"
-    );
+    let three_fields = parse_qrels("q1 0 d1\n", Path::new("og.txt"));
+    assert_err(three_fields, "og.txt:1", &["expected 4 fields"]);
 }
 
 #[test]
 fn a_line_holding_only_a_byte_order_mark_does_not_shift_later_line_numbers() {
     let text = "\u{feff}\n{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"a\", \"text\": \"y\"}\n";
-    let msg = parse_corpus(text, p()).unwrap_err().to_string();
-    assert!(
-        msg.starts_with("set/corpus.jsonl:3:") && msg.contains("first on line 2"),
-        "{msg}"
-    );
+    let prefix = "set/corpus.jsonl:3:";
+    assert_err(parse_corpus(text, p()), prefix, &["first on line 2"]);
 }
 
 #[test]
@@ -118,23 +104,24 @@ fn blank_lines_between_records_are_found_but_not_trailing_ones() {
 
 #[test]
 fn qrels_refuse_negative_levels_and_a_pair_judged_twice() {
-    let msg = parse_qrels(
-        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t-1\n",
-        Path::new("og.tsv"),
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        msg.starts_with("og.tsv:3:") && msg.contains("negative"),
-        "{msg}"
-    );
-    let msg = parse_qrels("q1 0 d1 1\nq2 0 d1 0\nq1 0 d1 2\n", Path::new("og.txt"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        msg.starts_with("og.txt:3:") && msg.contains("judged twice") && msg.contains("line 1"),
-        "{msg}"
-    );
+    for (text, file, says) in [
+        (
+            "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t-1\n",
+            "og.tsv",
+            &["negative"][..],
+        ),
+        (
+            "q1 0 d1 1\nq2 0 d1 0\nq1 0 d1 2\n",
+            "og.txt",
+            &["judged twice", "line 1"],
+        ),
+    ] {
+        assert_err(
+            parse_qrels(text, Path::new(file)),
+            &format!("{file}:3:"),
+            says,
+        );
+    }
 }
 
 #[test]
@@ -194,7 +181,6 @@ fn qrels_and_candidates_naming_what_the_set_lacks_are_refused_by_file_and_line()
             "query 'q2'",
         ),
     ] {
-        let msg = load(og, candidates).unwrap_err().to_string();
-        assert!(msg.contains(file) && msg.contains(says), "{msg}");
+        assert_err(load(og, candidates), "", &[file, says]);
     }
 }

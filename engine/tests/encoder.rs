@@ -444,9 +444,20 @@ fn copy_default(name: &str) -> PathBuf {
     dir
 }
 
-fn load_err(dir: &Path) -> String {
-    let e: EngineError = Encoder::load(dir, &Device::flex()).unwrap_err();
-    e.to_string()
+/// Asserts that loading the model folder `dir` fails with an error saying every one of `says`.
+fn assert_load_err(dir: &Path, says: &[&str]) {
+    let result: Result<Encoder, EngineError> = Encoder::load(dir, &Device::flex());
+    common::assert_err(result, "", says);
+}
+
+/// A copy of the default model named `name` whose `config.json` has `from` replaced by `to`.
+fn with_config_edit(name: &str, from: &str, to: &str) -> PathBuf {
+    let dir = copy_default(name);
+    let cfg = std::fs::read_to_string(dir.join("config.json"))
+        .unwrap()
+        .replace(from, to);
+    std::fs::write(dir.join("config.json"), cfg).unwrap();
+    dir
 }
 
 #[test]
@@ -454,55 +465,30 @@ fn broken_model_folders_give_clear_errors() {
     // Missing file.
     let dir = copy_default("missing");
     std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
-    let msg = load_err(&dir);
-    assert!(
-        msg.contains("tokenizer.json") && msg.contains("missing"),
-        "{msg}"
-    );
+    assert_load_err(&dir, &["tokenizer.json", "missing"]);
 
     // Truncated safetensors.
     let dir = copy_default("truncated");
     let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
     std::fs::write(dir.join("model.safetensors"), &bytes[..bytes.len() / 2]).unwrap();
-    let msg = load_err(&dir);
-    assert!(
-        msg.contains("model.safetensors") && msg.contains("not a valid safetensors"),
-        "{msg}"
-    );
+    assert_load_err(&dir, &["model.safetensors", "not a valid safetensors"]);
 
     // Not safetensors at all.
     std::fs::write(dir.join("model.safetensors"), b"hello").unwrap();
-    let msg = load_err(&dir);
-    assert!(msg.contains("model.safetensors"), "{msg}");
+    assert_load_err(&dir, &["model.safetensors"]);
 
     // Wrong tensor shape: config says a wider model than the weights hold.
-    let dir = copy_default("shape");
-    let cfg = std::fs::read_to_string(dir.join("config.json"))
-        .unwrap()
-        .replace("\"intermediate_size\": 1536", "\"intermediate_size\": 1024");
-    std::fs::write(dir.join("config.json"), cfg).unwrap();
-    let msg = load_err(&dir);
-    assert!(
-        msg.contains("model.safetensors")
-            && msg.contains("has shape")
-            && msg.contains("intermediate"),
-        "{msg}"
-    );
+    let inter = ["\"intermediate_size\": 1536", "\"intermediate_size\": 1024"];
+    let dir = with_config_edit("shape", inter[0], inter[1]);
+    assert_load_err(&dir, &["model.safetensors", "has shape", "intermediate"]);
 
     // Unknown architecture.
-    let dir = copy_default("arch");
-    let cfg = std::fs::read_to_string(dir.join("config.json"))
-        .unwrap()
-        .replace(
-            "\"model_type\": \"bert\"",
-            "\"model_type\": \"xlm-roberta\"",
-        );
-    std::fs::write(dir.join("config.json"), cfg).unwrap();
-    let msg = load_err(&dir);
-    assert!(
-        msg.contains("config.json") && msg.contains("unknown architecture 'xlm-roberta'"),
-        "{msg}"
-    );
+    let arch = [
+        "\"model_type\": \"bert\"",
+        "\"model_type\": \"xlm-roberta\"",
+    ];
+    let dir = with_config_edit("arch", arch[0], arch[1]);
+    assert_load_err(&dir, &["config.json", "unknown architecture 'xlm-roberta'"]);
 
     // model_type bert, but the architectures name another model (a GPT-2 config edited by hand).
     let cfg = std::fs::read_to_string(copy_default("gpt2").join("config.json"))
@@ -510,28 +496,15 @@ fn broken_model_folders_give_clear_errors() {
         .replace("\"BertModel\"", "\"GPT2LMHeadModel\"");
     assert!(cfg.contains("GPT2LMHeadModel"), "{cfg}");
     std::fs::write(dir.join("config.json"), cfg).unwrap();
-    let msg = load_err(&dir);
-    assert!(
-        msg.contains("config.json")
-            && msg.contains("GPT2LMHeadModel")
-            && msg.contains("no BERT model"),
-        "{msg}"
-    );
+    assert_load_err(&dir, &["config.json", "GPT2LMHeadModel", "no BERT model"]);
 
     // Corrupt JSON.
     std::fs::write(dir.join("config.json"), "{ not json").unwrap();
-    let msg = load_err(&dir);
-    assert!(
-        msg.contains("config.json") && msg.contains("invalid JSON"),
-        "{msg}"
-    );
+    assert_load_err(&dir, &["config.json", "invalid JSON"]);
 
     // Not a folder.
-    let msg = load_err(Path::new("/nonexistent/model"));
-    assert!(
-        msg.contains("/nonexistent/model") && msg.contains("not found"),
-        "{msg}"
-    );
+    let nowhere = Path::new("/nonexistent/model");
+    assert_load_err(nowhere, &["/nonexistent/model", "not found"]);
 
     for name in ["missing", "truncated", "shape", "arch"] {
         let _ = std::fs::remove_dir_all(tmpdir(name));
@@ -540,16 +513,9 @@ fn broken_model_folders_give_clear_errors() {
 
 #[test]
 fn fewer_layers_in_file_than_config_is_reported() {
-    let dir = copy_default("layers");
-    let cfg = std::fs::read_to_string(dir.join("config.json"))
-        .unwrap()
-        .replace("\"num_hidden_layers\": 6", "\"num_hidden_layers\": 7");
-    std::fs::write(dir.join("config.json"), cfg).unwrap();
-    let msg = load_err(&dir);
-    assert!(
-        msg.contains("encoder.layer.6") && msg.contains("missing"),
-        "{msg}"
-    );
+    let layers = ["\"num_hidden_layers\": 6", "\"num_hidden_layers\": 7"];
+    let dir = with_config_edit("layers", layers[0], layers[1]);
+    assert_load_err(&dir, &["encoder.layer.6", "missing"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

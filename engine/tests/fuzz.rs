@@ -213,62 +213,61 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// A target whose parser reads the input as (lossy) UTF-8 text: `parse(text, path)`.
+fn text_target<'a, T, E: std::fmt::Display>(
+    name: &'static str,
+    path: &'a Path,
+    seeds: Vec<Vec<u8>>,
+    parse: impl Fn(&str, &Path) -> Result<T, E> + 'a,
+) -> Target<'a> {
+    Target {
+        name,
+        path,
+        seeds,
+        parse: Box::new(move |b| parse(&text(b), path).map(|_| ()).map_err(err)),
+    }
+}
+
 #[test]
 fn fuzz_corpus_and_query_jsonl() {
     let path = Path::new("set/corpus.jsonl");
     let corpus = include_bytes!("../demo/corpus.jsonl").to_vec();
-    fuzz(Target {
-        name: "corpus",
+    let titled = b"{\"_id\": \"a\", \"title\": \"T\", \"text\": \"x\"}\n".to_vec();
+    fuzz(text_target(
+        "corpus",
         path,
-        seeds: vec![
-            corpus,
-            b"{\"_id\": \"a\", \"title\": \"T\", \"text\": \"x\"}\n".to_vec(),
-        ],
-        parse: Box::new(|b| parse_corpus(&text(b), path).map(|_| ()).map_err(err)),
-    });
+        vec![corpus, titled],
+        parse_corpus,
+    ));
+    let queries = vec![include_bytes!("../demo/queries.jsonl").to_vec()];
     let queries_path = Path::new("set/queries.jsonl");
-    fuzz(Target {
-        name: "queries",
-        path: queries_path,
-        seeds: vec![include_bytes!("../demo/queries.jsonl").to_vec()],
-        parse: Box::new(|b| {
-            parse_jsonl::<Query>(&text(b), queries_path)
-                .map(|_| ())
-                .map_err(err)
-        }),
-    });
+    fuzz(text_target(
+        "queries",
+        queries_path,
+        queries,
+        parse_jsonl::<Query>,
+    ));
 }
 
 #[test]
 fn fuzz_qrels_runs_and_candidates() {
     let qrels = Path::new("set/qrels/og.tsv");
-    fuzz(Target {
-        name: "qrels",
-        path: qrels,
-        seeds: vec![
-            include_bytes!("../demo/qrels/og.tsv").to_vec(),
-            b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 0.5\n".to_vec(),
-        ],
-        parse: Box::new(|b| parse_qrels(&text(b), qrels).map(|_| ()).map_err(err)),
-    });
-    let run = Path::new("run.trec");
-    fuzz(Target {
-        name: "trec-run",
-        path: run,
-        seeds: vec![b"q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.5 t\nq2 Q0 d1 1 -3e2 t\n".to_vec()],
-        parse: Box::new(|b| Run::parse_trec(&text(b), run).map(|_| ()).map_err(err)),
-    });
-    let candidates = Path::new("set/candidates.tsv");
-    fuzz(Target {
-        name: "candidates",
-        path: candidates,
-        seeds: vec![b"query-id\tcorpus-id\nq1\td1\nq1\td2\nq2\td3\n".to_vec()],
-        parse: Box::new(|b| {
-            parse_candidates(&text(b), candidates)
-                .map(|_| ())
-                .map_err(err)
-        }),
-    });
+    let seeds = vec![
+        include_bytes!("../demo/qrels/og.tsv").to_vec(),
+        b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 0.5\n".to_vec(),
+    ];
+    fuzz(text_target("qrels", qrels, seeds, parse_qrels));
+    let run = b"q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.5 t\nq2 Q0 d1 1 -3e2 t\n".to_vec();
+    let path = Path::new("run.trec");
+    fuzz(text_target("trec-run", path, vec![run], Run::parse_trec));
+    let candidates = b"query-id\tcorpus-id\nq1\td1\nq1\td2\nq2\td3\n".to_vec();
+    let path = Path::new("set/candidates.tsv");
+    fuzz(text_target(
+        "candidates",
+        path,
+        vec![candidates],
+        parse_candidates,
+    ));
 }
 
 #[test]

@@ -19,6 +19,8 @@ use engine::metrics::significance::{
 use engine::metrics::{evaluate, Metric, QuerySet, Run};
 use serde_json::Value;
 
+use crate::common::assert_err;
+
 fn golden(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden/metrics")
@@ -126,15 +128,20 @@ fn standard_metrics_match_pytrec_eval() {
 
 #[test]
 fn standard_metrics_reproduce_the_spec_examples() {
+    // One query ranking d0, d1, ... with the relevance `rels`, and the relevant passage
+    // `unranked` outside the ranking.
+    let one_query = |rels: &[f64], unranked: &str| -> (Qrels, Run) {
+        let mut run = Run::new();
+        let mut q = BTreeMap::new();
+        for (i, rel) in rels.iter().enumerate() {
+            run.insert("q", &format!("d{i}"), 10.0 - i as f64);
+            q.insert(format!("d{i}"), *rel);
+        }
+        q.insert(unranked.into(), 1.0);
+        ([("q".to_string(), q)].into(), run)
+    };
     // §1.1: R N R N R with |R| = 4 -> AP 0.5667.
-    let mut run = Run::new();
-    let mut q = BTreeMap::new();
-    for (i, rel) in [1.0, 0.0, 1.0, 0.0, 1.0].iter().enumerate() {
-        run.insert("q", &format!("d{i}"), 10.0 - i as f64);
-        q.insert(format!("d{i}"), *rel);
-    }
-    q.insert("missing".into(), 1.0);
-    let qrels: Qrels = [("q".to_string(), q)].into();
+    let (qrels, run) = one_query(&[1.0, 0.0, 1.0, 0.0, 1.0], "missing");
     let e = evaluate(
         &qrels,
         &run,
@@ -144,14 +151,7 @@ fn standard_metrics_reproduce_the_spec_examples() {
     assert!((e.mean[0] - (1.0 + 2.0 / 3.0 + 0.6) / 4.0).abs() < 1e-12);
     assert_eq!(e.mean[1], 1.0);
     // §1.2: [1,0,1,0,0] with 3 relevant -> nDCG@5 0.7039.
-    let mut q = BTreeMap::new();
-    let mut run = Run::new();
-    for (i, rel) in [1.0, 0.0, 1.0, 0.0, 0.0].iter().enumerate() {
-        run.insert("q", &format!("d{i}"), 10.0 - i as f64);
-        q.insert(format!("d{i}"), *rel);
-    }
-    q.insert("other".into(), 1.0);
-    let qrels: Qrels = [("q".to_string(), q)].into();
+    let (qrels, run) = one_query(&[1.0, 0.0, 1.0, 0.0, 0.0], "other");
     let e = evaluate(&qrels, &run, &["ndcg@5".parse().unwrap()], QuerySet::Judged);
     assert!((e.mean[0] - 0.7039).abs() < 1e-4, "{}", e.mean[0]);
 }
@@ -206,28 +206,18 @@ fn trec_run_files_parse_with_clear_errors() {
         ["d2", "d1"]
     );
     assert_eq!(run.len(), 2);
-    let err = Run::parse_trec("q1 Q0 d1 1 0.5 t\nq1 Q0 d1\n", p)
-        .unwrap_err()
-        .to_string();
-    assert!(err.starts_with("runs/x.trec:2:"), "{err}");
-    let err = Run::parse_trec("q1 Q0 d1 1 abc t\n", p)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("runs/x.trec:1:") && err.contains("abc"),
-        "{err}"
-    );
-    let err = Run::parse_trec("q1 Q0 d1 1 0.5 t\nq2 Q0 d1 1 0.5 t\nq1 Q0 d1 2 0.4 t\n", p)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("runs/x.trec:3:") && err.contains("twice"),
-        "{err}"
-    );
-    let err = Run::parse_trec("q1 Q0 d1 1 NaN t\n", p)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("not finite"), "{err}");
+    for (text, prefix, says) in [
+        ("q1 Q0 d1 1 0.5 t\nq1 Q0 d1\n", "runs/x.trec:2:", &[][..]),
+        ("q1 Q0 d1 1 abc t\n", "runs/x.trec:1:", &["abc"]),
+        (
+            "q1 Q0 d1 1 0.5 t\nq2 Q0 d1 1 0.5 t\nq1 Q0 d1 2 0.4 t\n",
+            "runs/x.trec:3:",
+            &["twice"],
+        ),
+        ("q1 Q0 d1 1 NaN t\n", "", &["not finite"]),
+    ] {
+        assert_err(Run::parse_trec(text, p), prefix, says);
+    }
     // Round trip through the writer.
     let mut out = Vec::new();
     run.write_trec(&mut out, "sys").unwrap();
@@ -269,26 +259,17 @@ fn large_runs_parse_in_parallel_pieces_exactly_like_small_ones() {
         "parallel parse differs from the expected run"
     );
     // Errors name the line of the whole file, whichever piece it falls in.
+    let parse = |lines: &[String]| Run::parse_trec(&(lines.join("\n") + "\n"), p);
     for bad_line in [1, 30_001, 45_000, 60_001] {
         let mut broken = lines.clone();
         broken[bad_line - 1] = "q1 Q0 broken 1 not-a-score tag".into();
-        let err = Run::parse_trec(&(broken.join("\n") + "\n"), p)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with(&format!("big.trec:{bad_line}:")) && err.contains("not-a-score"),
-            "{bad_line}: {err}"
-        );
+        let prefix = format!("big.trec:{bad_line}:");
+        assert_err(parse(&broken), &prefix, &["not-a-score"]);
     }
     let mut dup = lines.clone();
     dup.push("q7 Q0 doc123 9 0.5 tag".into());
-    let err = Run::parse_trec(&(dup.join("\n") + "\n"), p)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("big.trec:60002:") && err.contains("'doc123' appears twice for query 'q7'"),
-        "{err}"
-    );
+    let twice = "'doc123' appears twice for query 'q7'";
+    assert_err(parse(&dup), "big.trec:60002:", &[twice]);
 }
 
 #[test]
@@ -664,12 +645,11 @@ fn significance_matches_scipy() {
 #[test]
 fn trec_run_lines_need_exactly_six_fields() {
     for (line, found) in [("q1 Q0 d1 1 0.5\n", 5), ("q1 Q0 d1 1 0.5 tag extra\n", 7)] {
-        let err = Run::parse_trec(line, Path::new("run.trec"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("run.trec:1:") && err.contains(&format!("found {found}")),
-            "{err}"
+        let found = format!("found {found}");
+        assert_err(
+            Run::parse_trec(line, Path::new("run.trec")),
+            "run.trec:1:",
+            &[&found],
         );
     }
     assert!(Run::parse_trec("q1 Q0 d1 1 0.5 tag\n", Path::new("run.trec")).is_ok());

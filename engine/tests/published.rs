@@ -8,6 +8,8 @@ use engine::data::published::{parquet_to_jsonl, training_parquet_files};
 use engine::training::{RecordFile, TrainingRecord};
 use engine::{EvalSet, Mode};
 
+use crate::common::assert_err;
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/published")
@@ -16,34 +18,19 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The judgments of the fixtures (make_fixtures.py `QRELS`).
 fn expected(mode: Mode) -> BTreeMap<String, BTreeMap<String, f64>> {
-    let rows: &[(&str, &str, f64)] = match mode {
-        Mode::Og => &[
-            ("q1", "d1", 1.0),
-            ("q1", "d2", 1.0),
-            ("q1", "d5", 0.0),
-            ("q2", "d3", 2.0),
-            ("q2", "d4", 1.0),
-        ],
-        Mode::Changed => &[
-            ("q1", "d1", 0.0),
-            ("q1", "d2", 1.0),
-            ("q1", "d5", 0.0),
-            ("q2", "d3", 2.0),
-            ("q2", "d4", 0.0),
-        ],
-        Mode::Reversed => &[
-            ("q1", "d1", 1.0),
-            ("q1", "d2", 0.0),
-            ("q2", "d3", 0.0),
-            ("q2", "d4", 1.0),
-        ],
+    // "query passage level" judgments.
+    let rows = match mode {
+        Mode::Og => "q1 d1 1, q1 d2 1, q1 d5 0, q2 d3 2, q2 d4 1",
+        Mode::Changed => "q1 d1 0, q1 d2 1, q1 d5 0, q2 d3 2, q2 d4 0",
+        Mode::Reversed => "q1 d1 1, q1 d2 0, q2 d3 0, q2 d4 1",
     };
     let mut qrels: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
-    for (q, d, s) in rows {
+    for row in rows.split(", ") {
+        let fields: Vec<&str> = row.split(' ').collect();
         qrels
-            .entry(q.to_string())
+            .entry(fields[0].to_string())
             .or_default()
-            .insert(d.to_string(), *s);
+            .insert(fields[1].to_string(), fields[2].parse().unwrap());
     }
     qrels
 }
@@ -78,13 +65,8 @@ fn mteb_retrieval_sets_read_as_plain_retrieval_in_jsonl_and_parquet() {
     // Another split by name; a split that is not there is named with those that are.
     let train = EvalSet::load_split(&fixture("mteb-jsonl"), Some("train")).unwrap();
     assert_eq!(train.qrels[&Mode::Og]["q1"].len(), 2);
-    let msg = EvalSet::load_split(&fixture("mteb-jsonl"), Some("dev"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        msg.contains("no split `dev`") && msg.contains("test, train"),
-        "{msg}"
-    );
+    let dev = EvalSet::load_split(&fixture("mteb-jsonl"), Some("dev"));
+    assert_err(dev, "", &["no split `dev`", "test, train"]);
 }
 
 #[test]
@@ -178,22 +160,16 @@ fn broken_published_files_are_refused_naming_the_file_and_row() {
     let corpus = set.join("corpus/test-00000-of-00001.parquet");
     std::fs::create_dir_all(corpus.parent().unwrap()).unwrap();
     std::fs::write(&corpus, b"PAR1 this is not a parquet file").unwrap();
-    let msg = EvalSet::load(&set).unwrap_err().to_string();
-    assert!(
-        msg.contains("test-00000-of-00001.parquet") && msg.contains("not a readable Parquet file"),
-        "{msg}"
-    );
+    let unreadable = "not a readable Parquet file";
+    let says = ["test-00000-of-00001.parquet", unreadable];
+    assert_err(EvalSet::load(&set), "", &says);
     // An empty (zero-byte) queries shard.
     copy("mteb-parquet/corpus/test-00000-of-00001.parquet", &corpus);
     EvalSet::load(&set).unwrap();
     let queries = set.join("queries/test-00000-of-00001.parquet");
     std::fs::write(&queries, b"").unwrap();
-    let msg = EvalSet::load(&set).unwrap_err().to_string();
-    assert!(
-        msg.starts_with(&queries.display().to_string())
-            && msg.contains("not a readable Parquet file"),
-        "{msg}"
-    );
+    let prefix = queries.display().to_string();
+    assert_err(EvalSet::load(&set), &prefix, &[unreadable]);
     // A JSONL qrels line without a score, named by line.
     let jsonl = dir.join("jsonl");
     for f in ["corpus.jsonl", "queries.jsonl"] {
@@ -201,10 +177,10 @@ fn broken_published_files_are_refused_naming_the_file_and_row() {
     }
     std::fs::create_dir_all(jsonl.join("qrels")).unwrap();
     std::fs::write(jsonl.join("qrels/test.jsonl"), "{\"query-id\":\"q1\",\"corpus-id\":\"d1\",\"score\":1}\n{\"query-id\":\"q1\",\"corpus-id\":\"d2\"}\n").unwrap();
-    let msg = EvalSet::load(&jsonl).unwrap_err().to_string();
-    assert!(
-        msg.contains("qrels/test.jsonl:2") && msg.contains("'score'"),
-        "{msg}"
+    assert_err(
+        EvalSet::load(&jsonl),
+        "",
+        &["qrels/test.jsonl:2", "'score'"],
     );
     // Two splits and neither is `test`.
     std::fs::rename(
@@ -213,11 +189,8 @@ fn broken_published_files_are_refused_naming_the_file_and_row() {
     )
     .unwrap();
     std::fs::write(jsonl.join("qrels/train.jsonl"), "").unwrap();
-    let msg = EvalSet::load(&jsonl).unwrap_err().to_string();
-    assert!(
-        msg.contains("several splits (dev, train)") && msg.contains("--split"),
-        "{msg}"
-    );
+    let says = ["several splits (dev, train)", "--split"];
+    assert_err(EvalSet::load(&jsonl), "", &says);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

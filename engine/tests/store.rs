@@ -7,7 +7,7 @@ use engine::retrieval::store::{recall_at_k, AnnIndex, StoreSearch, StoreSource, 
 use engine::retrieval::{search, write_index, MappedIndex};
 use engine::{Embeddings, EngineError};
 
-use crate::common::tmp_folder;
+use crate::common::{assert_err, doc_ids, tmp_folder};
 
 /// `rows` unit vectors of width `dim` around `clusters` random centres (embeddings of a real
 /// corpus are clustered by topic; uniform noise would be the worst case of every ANN index).
@@ -30,10 +30,6 @@ fn clustered(rows: usize, dim: usize, clusters: usize, seed: u64) -> Embeddings 
     e
 }
 
-fn ids(n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("doc-{i}")).collect()
-}
-
 fn memory(ids: &[String], e: &Embeddings) -> StoreSource {
     StoreSource::Memory {
         ids: Arc::new(ids.to_vec()),
@@ -43,23 +39,27 @@ fn memory(ids: &[String], e: &Embeddings) -> StoreSource {
 
 const MODEL: &str = "0123456789abcdef";
 
+/// Writes `ids` and `corpus` as the table `corpus` of the store `dir` (made by `MODEL`),
+/// replacing the table when `overwrite`, with no progress report.
+fn create_corpus(
+    dir: &std::path::Path,
+    ids: &[String],
+    corpus: &Embeddings,
+    overwrite: bool,
+) -> Result<VectorStore, EngineError> {
+    let source = memory(ids, corpus);
+    VectorStore::create(dir, "corpus", MODEL, source, overwrite, Box::new(|_| {}))
+}
+
 #[test]
 fn ann_indexes_find_what_exact_search_finds() {
     let dir = tmp_folder("store-recall");
     let (rows, dim, k) = (3000, 32, 10);
     let corpus = clustered(rows, dim, 24, 1);
     let queries = clustered(40, dim, 24, 2);
-    let ids = ids(rows);
+    let ids = doc_ids(rows);
     let exact = search(&corpus, &queries, k);
-    let store = VectorStore::create(
-        &dir,
-        "corpus",
-        MODEL,
-        memory(&ids, &corpus),
-        false,
-        Box::new(|_| {}),
-    )
-    .unwrap();
+    let store = create_corpus(&dir, &ids, &corpus, false).unwrap();
     assert_eq!(store.len().unwrap(), rows);
 
     // Without an index (and with the index bypassed) the store is exact: the same ids and
@@ -141,7 +141,7 @@ fn ann_indexes_find_what_exact_search_finds() {
 fn a_table_keeps_its_model_and_opens_again_from_an_index_file() {
     let dir = tmp_folder("store-model");
     let corpus = clustered(300, 16, 5, 3);
-    let ids = ids(300);
+    let ids = doc_ids(300);
     let index_path = dir.join("corpus.ifidx");
     write_index(&index_path, MODEL, &ids, &corpus).unwrap();
     let index = Arc::new(MappedIndex::open(&index_path).unwrap());
@@ -191,48 +191,26 @@ fn a_table_keeps_its_model_and_opens_again_from_an_index_file() {
 fn a_store_refuses_what_would_be_silently_wrong() {
     let dir = tmp_folder("store-refusals");
     let corpus = clustered(50, 8, 2, 5);
-    let ids = ids(50);
-    let create = |overwrite| {
-        VectorStore::create(
-            &dir,
-            "corpus",
-            MODEL,
-            memory(&ids, &corpus),
-            overwrite,
-            Box::new(|_| {}),
-        )
-    };
-    let store = create(false).unwrap();
+    let ids = doc_ids(50);
+    let store = create_corpus(&dir, &ids, &corpus, false).unwrap();
     // The table exists: writing it again needs --overwrite.
-    let err = create(false).unwrap_err().to_string();
-    assert!(err.contains("corpus"), "{err}");
-    create(true).unwrap();
+    assert_err(create_corpus(&dir, &ids, &corpus, false), "", &["corpus"]);
+    create_corpus(&dir, &ids, &corpus, true).unwrap();
     // A query of another width.
     let wide = clustered(1, 16, 1, 6);
-    let err = store
-        .search(&wide, 3, &StoreSearch::default())
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("width 16") && err.contains("width 8"), "{err}");
+    let narrow = store.search(&wide, 3, &StoreSearch::default());
+    assert_err(narrow, "", &["width 16", "width 8"]);
     // Nothing to write.
     let empty = StoreSource::Memory {
         ids: Arc::new(Vec::new()),
         embeddings: Arc::new(Embeddings::new(8)),
     };
-    let err = VectorStore::create(&dir, "empty", MODEL, empty, false, Box::new(|_| {}))
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("no rows"), "{err}");
+    let nothing = VectorStore::create(&dir, "empty", MODEL, empty, false, Box::new(|_| {}));
+    assert_err(nothing, "", &["no rows"]);
     // A store or table that is not there.
-    let err = VectorStore::open(&dir.join("absent"), "corpus")
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("absent") && err.contains("no such vector store"),
-        "{err}"
-    );
-    let err = VectorStore::open(&dir, "other").unwrap_err().to_string();
-    assert!(err.contains("\"other\""), "{err}");
+    let absent = VectorStore::open(&dir.join("absent"), "corpus");
+    assert_err(absent, "", &["absent", "no such vector store"]);
+    assert_err(VectorStore::open(&dir, "other"), "", &["\"other\""]);
     assert_eq!(AnnIndex::parse("ivf-pq").unwrap(), AnnIndex::IvfPq);
     assert!(AnnIndex::parse("hnsw")
         .unwrap_err()

@@ -28,7 +28,7 @@ import sys
 sys.path.insert(0, str(HERE))
 # The folder writers and the shuffled ids are the demo set's (same data model, same files).
 sys.path.insert(0, str(HERE.parent.parent / "engine" / "demo"))
-from build_demo import shuffled_corpus, write_jsonl, write_qrels  # noqa: E402
+from build_demo import shuffled_corpus, write_set  # noqa: E402
 from topics_attributes import TOPICS as ATTRIBUTE_TOPICS  # noqa: E402
 from topics_content import TOPICS as CONTENT_TOPICS  # noqa: E402
 
@@ -46,28 +46,11 @@ def assign_ids():
 
 def build():
     corpus, labels = assign_ids()
-    queries, og, changed, reversed_ = [], [], [], []
-    for t in TOPICS:
-        queries.append({
-            "_id": t["qid"],
-            "text": t["query"],
-            "instruction_og": "",
-            "instruction_changed": t["changed"],
-            "instruction_reversed": t["reversed"],
-            "family": t["family"],
-            "dimension": t["dimension"],
-            "constraint": f'{t["family"]}: {t["dimension"]}',
-        })
-        for doc_id, side in sorted(labels[t["qid"]]):
-            og.append((t["qid"], doc_id, 0 if side == "x" else 1))
-            changed.append((t["qid"], doc_id, 1 if side == "c" else 0))
-            reversed_.append((t["qid"], doc_id, 1 if side == "r" else 0))
-    (HERE / "qrels").mkdir(parents=True, exist_ok=True)
-    write_jsonl(HERE / "corpus.jsonl", corpus)
-    write_jsonl(HERE / "queries.jsonl", queries)
-    write_qrels(HERE / "qrels" / "og.tsv", og)
-    write_qrels(HERE / "qrels" / "changed.tsv", changed)
-    write_qrels(HERE / "qrels" / "reversed.tsv", reversed_)
+    write_set(HERE, TOPICS, corpus, labels, lambda t: {
+        "family": t["family"],
+        "dimension": t["dimension"],
+        "constraint": f'{t["family"]}: {t["dimension"]}',
+    })
 
 
 def check():

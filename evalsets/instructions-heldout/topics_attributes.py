@@ -59,35 +59,37 @@ def list_check(list_side, prose_side, min_items=3):
     return check
 
 
-def faq_check(faq_side, essay_side, min_questions=2):
+def _lines_check(side, counts, min_lines, too_few, plain_side, marked, not_plain):
+    """A check that every passage of `side` has at least `min_lines` lines for which `counts`
+    holds (else the problem `too_few % (title, lines)`), and that no passage of `plain_side`
+    has a line break or is `marked` (else `not_plain % title`)."""
     def check(t):
         problems = []
-        for title, text in _side(t, faq_side):
-            qs = sum(1 for line in text.split("\n") if line.rstrip().endswith("?"))
-            if qs < min_questions:
-                problems.append("FAQ passage %r has %d question lines" % (title, qs))
-        for title, text in _side(t, essay_side):
-            if "\n" in text or re.search(r"(^|\s)(Q|A|Question|Answer)\s*[:.]", text):
-                problems.append("essay passage %r looks like Q&A" % title)
+        for title, text in _side(t, side):
+            n = sum(1 for line in text.split("\n") if counts(line))
+            if n < min_lines:
+                problems.append(too_few % (title, n))
+        for title, text in _side(t, plain_side):
+            if "\n" in text or marked(text):
+                problems.append(not_plain % title)
         return problems
     return check
+
+
+def faq_check(faq_side, essay_side, min_questions=2):
+    return _lines_check(faq_side, lambda line: line.rstrip().endswith("?"), min_questions,
+                        "FAQ passage %r has %d question lines", essay_side,
+                        lambda text: re.search(r"(^|\s)(Q|A|Question|Answer)\s*[:.]", text),
+                        "essay passage %r looks like Q&A")
 
 
 _ROW_SEP = re.compile(r"\||;|\S {2,}\S")
 
 
 def table_check(table_side, narrative_side, min_rows=4):
-    def check(t):
-        problems = []
-        for title, text in _side(t, table_side):
-            rows = sum(1 for line in text.split("\n") if _ROW_SEP.search(line))
-            if rows < min_rows:
-                problems.append("table passage %r has %d rows" % (title, rows))
-        for title, text in _side(t, narrative_side):
-            if "\n" in text or "|" in text:
-                problems.append("narrative passage %r has rows or a table marker" % title)
-        return problems
-    return check
+    return _lines_check(table_side, _ROW_SEP.search, min_rows, "table passage %r has %d rows",
+                        narrative_side, lambda text: "|" in text,
+                        "narrative passage %r has rows or a table marker")
 
 
 _STEP_LINE = re.compile(r"^\s*(?:\d+[.)]\s|Step\s+\d+|First|Second|Third|Fourth|Fifth|Next|Then|Finally)",
@@ -95,17 +97,9 @@ _STEP_LINE = re.compile(r"^\s*(?:\d+[.)]\s|Step\s+\d+|First|Second|Third|Fourth|
 
 
 def steps_check(steps_side, overview_side, min_steps=4):
-    def check(t):
-        problems = []
-        for title, text in _side(t, steps_side):
-            n = sum(1 for line in text.split("\n") if _STEP_LINE.match(line))
-            if n < min_steps:
-                problems.append("step passage %r has %d step lines" % (title, n))
-        for title, text in _side(t, overview_side):
-            if "\n" in text or re.search(r"\bStep\s+\d", text):
-                problems.append("overview passage %r has step lines" % title)
-        return problems
-    return check
+    return _lines_check(steps_side, _STEP_LINE.match, min_steps, "step passage %r has %d step lines",
+                        overview_side, lambda text: re.search(r"\bStep\s+\d", text),
+                        "overview passage %r has step lines")
 
 
 TOPICS = [

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{s, trainer};
+use crate::common::{json_lines, refused, s, succeeded, trainer, write_file};
 
 fn tmp(name: &str) -> PathBuf {
     crate::common::tmp("cli", name)
@@ -28,182 +28,119 @@ fn embed_matches_sentence_transformers_on_held_out_texts() {
     .unwrap();
     let records = golden["records"].as_array().unwrap();
     let dir = tmp("embed");
-    let input = dir.join("in.jsonl");
     let lines: Vec<String> = records
         .iter()
         .enumerate()
         .map(|(i, r)| serde_json::json!({"_id": format!("t{i}"), "text": r["text"]}).to_string())
         .collect();
-    std::fs::write(&input, lines.join("\n")).unwrap();
+    let input = write_file(&dir, "in.jsonl", &lines.join("\n"));
     let output = dir.join("out.jsonl");
-    let out = trainer(&[
-        "embed",
-        "--input",
-        s(&input),
-        "--output",
-        s(&output),
-        "--batch-size",
-        "3",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let written = std::fs::read_to_string(&output).unwrap();
-    let rows: Vec<serde_json::Value> = written
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    succeeded(&embed(&input, &output, &["--batch-size", "3"]));
+    let rows = crate::common::read_lines(&output);
     assert_eq!(rows.len(), records.len());
+    let embedding = |v: &serde_json::Value| -> Vec<f64> {
+        v["embedding"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
     for (i, (row, want)) in rows.iter().zip(records).enumerate() {
         assert_eq!(row["_id"], format!("t{i}"), "input order kept");
-        let got: Vec<f64> = row["embedding"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect();
-        let want: Vec<f64> = want["embedding"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect();
-        let c = cosine(&got, &want);
+        let c = cosine(&embedding(row), &embedding(want));
         assert!(c >= 0.9999, "text {i}: cosine {c}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `trainer embed --input INPUT --output OUTPUT EXTRA...`.
+fn embed(input: &Path, output: &Path, extra: &[&str]) -> std::process::Output {
+    trainer(
+        &[
+            &["embed", "--input", s(input), "--output", s(output)][..],
+            extra,
+        ]
+        .concat(),
+    )
+}
+
 #[test]
 fn embed_rejects_malformed_input_with_file_and_line_and_writes_nothing() {
     let dir = tmp("bad");
-    let input = dir.join("bad.jsonl");
-    std::fs::write(
-        &input,
-        "{\"_id\": \"a\", \"text\": \"fine\"}\n{\"_id\": \"b\", \"txt\": \"typo\"}\n",
-    )
-    .unwrap();
+    let typo = "{\"_id\": \"a\", \"text\": \"fine\"}\n{\"_id\": \"b\", \"txt\": \"typo\"}\n";
+    let input = write_file(&dir, "bad.jsonl", typo);
     let output = dir.join("out.jsonl");
-    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output)]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("bad.jsonl:2") && err.contains("missing field `text`"),
-        "{err}"
+    refused(
+        &embed(&input, &output, &[]),
+        &["bad.jsonl:2", "missing field `text`"],
     );
     assert!(!output.exists());
 
     std::fs::write(&input, "").unwrap();
-    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output)]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no records"));
+    refused(&embed(&input, &output, &[]), &["no records"]);
 
     std::fs::write(&input, "{\"_id\": \"a\", \"text\": \"fine\"}\n").unwrap();
-    let out = trainer(&[
-        "embed",
-        "--input",
-        s(&input),
-        "--output",
-        s(&output),
-        "--model",
-        "/nonexistent/model",
-    ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/model"));
+    let out = embed(&input, &output, &["--model", "/nonexistent/model"]);
+    refused(&out, &["/nonexistent/model"]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A fresh folder `name` holding `corpus.jsonl` with the lines `passages`: `(folder, corpus)`.
+fn with_corpus(name: &str, passages: &[&str]) -> (PathBuf, PathBuf) {
+    let dir = tmp(name);
+    let corpus = write_file(&dir, "corpus.jsonl", &passages.join("\n"));
+    (dir, corpus)
 }
 
 #[test]
 fn search_builds_an_index_reuses_it_and_refuses_another_models_index() {
-    let dir = tmp("search");
-    let corpus = dir.join("corpus.jsonl");
-    std::fs::write(
-        &corpus,
-        [
+    let (dir, corpus) = with_corpus(
+        "search",
+        &[
             r#"{"_id": "bread", "title": "Sourdough", "text": "Feed the starter, mix flour and water, bake at 250 degrees."}"#,
             r#"{"_id": "car", "text": "Electric cars need a charger at home; battery range depends on the weather."}"#,
             r#"{"_id": "forum", "text": "Posted in r/Breadit: my sourdough came out flat, any beginner tips?"}"#,
-        ]
-        .join("\n"),
-    )
-    .unwrap();
+        ],
+    );
     let index = dir.join("corpus.ifidx");
-    let args = [
-        "search",
-        "--corpus",
-        s(&corpus),
-        "--index",
-        s(&index),
+    let query = [
         "--query",
         "how to bake sourdough bread",
         "--top-k",
         "3",
         "--json",
     ];
-    let first = trainer(&args);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    let search = |source: &[&str]| trainer(&[&["search"][..], source, &query].concat());
+    let first = search(&["--corpus", s(&corpus), "--index", s(&index)]);
+    succeeded(&first);
     assert!(index.exists());
-    let ranked: Vec<serde_json::Value> = String::from_utf8_lossy(&first.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let ranked = json_lines(&String::from_utf8_lossy(&first.stdout));
     assert_eq!(ranked.len(), 3);
     assert_ne!(ranked[0]["_id"], "car");
     assert_eq!(ranked[2]["_id"], "car");
 
     // Second run reads the index (no corpus needed).
-    let second = trainer(&[
-        "search",
-        "--index",
-        s(&index),
-        "--query",
-        "how to bake sourdough bread",
-        "--top-k",
-        "3",
-        "--json",
-    ]);
-    assert!(
-        second.status.success(),
-        "{}",
-        String::from_utf8_lossy(&second.stderr)
-    );
+    let second = search(&["--index", s(&index)]);
+    succeeded(&second);
     assert_eq!(first.stdout, second.stdout);
 
     // An index made by another model is refused.
-    let (header, embeddings) = engine::retrieval::IndexReader::open(&index)
-        .unwrap()
-        .read_all()
-        .unwrap();
-    engine::retrieval::write_index(&index, "0000000000000000", &header.ids, &embeddings).unwrap();
+    crate::common::as_another_models_index(&index, &index);
     let third = trainer(&["search", "--index", s(&index), "--query", "bread"]);
-    assert!(!third.status.success());
-    let err = String::from_utf8_lossy(&third.stderr);
-    assert!(
-        err.contains("corpus.ifidx") && err.contains("rebuild the index"),
-        "{err}"
-    );
+    refused(&third, &["corpus.ifidx", "rebuild the index"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn instruction_changes_the_ranking() {
-    let dir = tmp("instr");
-    let corpus = dir.join("corpus.jsonl");
-    std::fs::write(
-        &corpus,
-        [
+    let (dir, corpus) = with_corpus(
+        "instr",
+        &[
             r#"{"_id": "news", "text": "Reuters, 3 May 2019 - Sourdough sales rose 20% as bakeries expanded across Europe."}"#,
             r#"{"_id": "forum", "text": "Posted in a baking forum by breadlover: my sourdough loaf is dense, what am I doing wrong?"}"#,
-        ]
-        .join("\n"),
-    )
-    .unwrap();
+        ],
+    );
     let run = |instruction: &str| -> String {
         let out = trainer(&[
             "search",
@@ -217,11 +154,7 @@ fn instruction_changes_the_ranking() {
             "--top-k",
             "1",
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&out);
         let v: serde_json::Value =
             serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap())
                 .unwrap();
@@ -238,11 +171,7 @@ fn instruction_changes_the_ranking() {
 #[test]
 fn demo_prints_three_rankings_side_by_side() {
     let out = trainer(&["demo", "--top-k", "3"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("query alone")
@@ -256,31 +185,19 @@ fn demo_prints_three_rankings_side_by_side() {
 #[test]
 fn embed_and_search_refuse_what_would_be_silently_wrong() {
     let dir = tmp("ambiguous");
-    let input = dir.join("texts.jsonl");
     let output = dir.join("out.jsonl");
     // Two rows with one id could not be told apart in the output.
-    std::fs::write(
-        &input,
-        "{\"_id\": \"a\", \"text\": \"one\"}\n{\"_id\": \"a\", \"text\": \"two\"}\n",
-    )
-    .unwrap();
-    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output)]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{err}");
-    assert!(
-        err.contains("texts.jsonl:2") && err.contains("duplicate id 'a'"),
-        "{err}"
+    let twice = "{\"_id\": \"a\", \"text\": \"one\"}\n{\"_id\": \"a\", \"text\": \"two\"}\n";
+    let input = write_file(&dir, "texts.jsonl", twice);
+    refused(
+        &embed(&input, &output, &[]),
+        &["texts.jsonl:2", "duplicate id 'a'"],
     );
     assert!(!output.exists());
     // A blank line inside the file is legal, and said.
-    std::fs::write(
-        &input,
-        "{\"_id\": \"a\", \"text\": \"one\"}\n\n{\"_id\": \"b\", \"text\": \"two\"}\n",
-    )
-    .unwrap();
-    let out = trainer(&["embed", "--input", s(&input), "--output", s(&output)]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let blank = "{\"_id\": \"a\", \"text\": \"one\"}\n\n{\"_id\": \"b\", \"text\": \"two\"}\n";
+    std::fs::write(&input, blank).unwrap();
+    let err = succeeded(&embed(&input, &output, &[]));
     assert!(
         err.contains("warning: ") && err.contains("texts.jsonl:2"),
         "{err}"
@@ -307,20 +224,11 @@ fn embed_and_search_refuse_what_would_be_silently_wrong() {
     ];
     let demo = ["demo", "--top-k", "0"];
     for args in [&embed[..], &search[..], &demo[..]] {
-        let out = trainer(args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains(args[1]) && err.contains("at least 1"),
-            "{args:?}: {err}"
-        );
+        refused(&trainer(args), &[args[1], "at least 1"]);
     }
     // An empty query has nothing to rank by.
     let out = trainer(&["search", "--corpus", s(&input), "--query", "  "]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("--query is empty"),
-        "{err}"
-    );
+    refused(&out, &["--query is empty"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -338,30 +246,13 @@ fn merge(output: &Path, shards: &[&PathBuf]) -> std::process::Output {
     trainer(&args)
 }
 
-/// The run succeeded; its stderr.
-fn succeeded(out: &std::process::Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{err}");
-    err
-}
-
-/// The run failed, saying `expected`.
-fn refused(out: &std::process::Output, expected: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains(expected),
-        "{expected}: {err}"
-    );
-}
-
 #[test]
 fn shards_indexed_by_separate_processes_merge_into_the_single_process_index() {
     let dir = tmp("shards");
-    let corpus = dir.join("corpus.jsonl");
     let lines: Vec<String> = (0..7)
         .map(|i| serde_json::json!({"_id": format!("p{i}"), "text": format!("passage number {i} about bread and ovens")}).to_string())
         .collect();
-    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    let corpus = write_file(&dir, "corpus.jsonl", &lines.join("\n"));
     let whole = dir.join("whole.ifidx");
     succeeded(&index(&corpus, &whole, None));
     // Three processes at once, one per part.
@@ -391,23 +282,23 @@ fn shards_indexed_by_separate_processes_merge_into_the_single_process_index() {
     let nothing = dir.join("refused.ifidx");
     refused(
         &merge(&nothing, &[&parts[0], &parts[2]]),
-        "shard 1/3 missing",
+        &["shard 1/3 missing"],
     );
     refused(
         &merge(&nothing, &[&parts[0], &parts[1], &parts[1], &parts[2]]),
-        "given twice",
+        &["given twice"],
     );
-    refused(&merge(&nothing, &[&parts[0], &whole]), "not a shard");
+    refused(&merge(&nothing, &[&parts[0], &whole]), &["not a shard"]);
     // A shard cut from another version of the corpus.
     std::fs::write(&corpus, lines[..6].join("\n")).unwrap();
     let other = dir.join("other-0.ifidx");
     succeeded(&index(&corpus, &other, Some("0/3")));
     refused(
         &merge(&nothing, &[&other, &parts[1], &parts[2]]),
-        "another cut or another corpus",
+        &["another cut or another corpus"],
     );
     assert!(!nothing.exists());
     // A part outside the count.
-    refused(&index(&corpus, &other, Some("3/3")), "--shard");
+    refused(&index(&corpus, &other, Some("3/3")), &["--shard"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

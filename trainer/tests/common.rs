@@ -52,3 +52,54 @@ pub fn skipped(why: &str) {
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// Asserts that a run succeeded (failing with its stderr otherwise); returns its stderr.
+pub fn succeeded(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
+/// Asserts that a run succeeded (failing with its stderr otherwise); returns its stdout.
+pub fn stdout_ok(out: &Output) -> String {
+    succeeded(out);
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// Asserts that a run failed and that its stderr says every one of `says`.
+pub fn refused(out: &Output, says: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && says.iter().all(|w| err.contains(w)),
+        "{says:?}: {err}"
+    );
+}
+
+/// Rewrites the index file `index` into `to` as if another model had made it (its model id
+/// all zeros).
+pub fn as_another_models_index(index: &Path, to: &Path) {
+    let (header, embeddings) = engine::retrieval::IndexReader::open(index)
+        .unwrap()
+        .read_all()
+        .unwrap();
+    engine::retrieval::write_index(to, "0000000000000000", &header.ids, &embeddings).unwrap();
+}
+
+/// The JSON values of a text with one value a line (JSON Lines).
+pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The JSON values of a JSON Lines file.
+pub fn read_lines(path: &Path) -> Vec<serde_json::Value> {
+    json_lines(&std::fs::read_to_string(path).unwrap())
+}
+
+/// Writes `text` to the file `name` in `dir`; returns its path.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}

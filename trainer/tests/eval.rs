@@ -6,16 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{demo_set, model_dir, s, trainer};
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
+use crate::common::{demo_set, model_dir, refused, s, stdout_ok as ok, trainer};
 
 fn tmp(name: &str) -> PathBuf {
     crate::common::tmp("eval", name)
@@ -25,21 +16,25 @@ const QRELS: &str = "query-id\tcorpus-id\tscore\nq1\ta\t1\nq1\tb\t2\nq1\tc\t0\nq
 const RUN: &str =
     "q1 Q0 c 1 0.9 t\nq1 Q0 b 2 0.8 t\nq1 Q0 a 3 0.7 t\nq2 Q0 y 1 0.9 t\nq2 Q0 x 2 0.5 t\n";
 
-#[test]
-fn qrels_and_run_give_json_keyed_by_the_given_names() {
-    let dir = tmp("run");
+/// A fresh folder `name` holding `qrels.tsv` (`QRELS`) and `run.trec` (`RUN`).
+fn qrels_and_run(name: &str) -> PathBuf {
+    let dir = tmp(name);
     std::fs::write(dir.join("qrels.tsv"), QRELS).unwrap();
     std::fs::write(dir.join("run.trec"), RUN).unwrap();
-    let out = ok(&trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("run.trec")),
-        "--metrics",
-        "MRR@10,p@2,recall@100",
-        "--json",
-    ]));
+    dir
+}
+
+/// `trainer eval --qrels DIR/QRELS --run DIR/RUN EXTRA...`.
+fn eval_run(dir: &Path, qrels: &str, run: &str, extra: &[&str]) -> Output {
+    let (qrels, run) = (dir.join(qrels), dir.join(run));
+    trainer(&[&["eval", "--qrels", s(&qrels), "--run", s(&run)][..], extra].concat())
+}
+
+#[test]
+fn qrels_and_run_give_json_keyed_by_the_given_names() {
+    let dir = qrels_and_run("run");
+    let metrics = ["--metrics", "MRR@10,p@2,recall@100", "--json"];
+    let out = ok(&eval_run(&dir, "qrels.tsv", "run.trec", &metrics));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(keys.len(), 3, "{v}");
@@ -51,29 +46,11 @@ fn qrels_and_run_give_json_keyed_by_the_given_names() {
         "{v}"
     );
     // The default table is x100.
-    let table = ok(&trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("run.trec")),
-    ]));
+    let table = ok(&eval_run(&dir, "qrels.tsv", "run.trec", &[]));
     assert!(
         table.contains("mrr@10") && table.contains("50.00"),
         "{table}"
     );
-}
-
-/// `trainer eval --qrels QRELS --run RUN [extra]` in `dir` fails, its error holding every one
-/// of `says`.
-fn refused(dir: &Path, qrels: &str, run: &str, extra: &[&str], says: &[&str]) {
-    let (qrels, run) = (dir.join(qrels), dir.join(run));
-    let mut args = vec!["eval", "--qrels", s(&qrels), "--run", s(&run)];
-    args.extend(extra);
-    let out = trainer(&args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} accepted");
-    assert!(says.iter().all(|w| err.contains(w)), "{args:?}: {err}");
 }
 
 #[test]
@@ -113,7 +90,7 @@ fn bad_inputs_name_the_file_and_line() {
         ("qrels.tsv", "dup.trec", &[], &["dup.trec:2:", "twice"]),
         ("qrels.tsv", "nan.trec", &[], &["nan.trec:1:", "high"]),
     ] {
-        refused(&dir, qrels, run, extra, says);
+        refused(&eval_run(&dir, qrels, run, extra), says);
     }
     assert!(!trainer(&["eval"]).status.success());
     // A run query without judgments is ignored and a judged query missing from the run scores
@@ -123,16 +100,12 @@ fn bad_inputs_name_the_file_and_line() {
         "q1 Q0 b 1 0.9 t\nq9 Q0 z 1 0.9 t\n",
     )
     .unwrap();
-    let out = trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("partial.trec")),
-        "--metrics",
-        "mrr@10",
-        "--json",
-    ]);
+    let out = eval_run(
+        &dir,
+        "qrels.tsv",
+        "partial.trec",
+        &["--metrics", "mrr@10", "--json"],
+    );
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     let v: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
     assert!(
@@ -156,25 +129,19 @@ fn demo_set_with_the_default_model_and_precomputed_runs() {
     let base = dir.join("base.json");
     let cache = dir.join("cache");
     let model = model_dir();
+    let demo = demo_set();
+    let model_args = ["--model", s(&model), "--passage-cache", s(&cache)];
+    // `trainer eval --set DEMO` with `args`.
+    let on_demo = |args: &[&str]| trainer(&[&["eval", "--set", s(&demo)][..], args].concat());
     // The model with instructions; save its runs and its full report; cache the passages.
-    let out = ok(&trainer(&[
-        "eval",
-        "--set",
-        s(&demo_set()),
-        "--model",
-        s(&model),
-        "--passage-cache",
-        s(&cache),
-        "--save-runs",
-        s(&runs),
-        "--output",
-        s(&report),
-        "--json",
-        "--instfol",
-        "qrels",
-        "--instfol-k",
-        "10",
-    ]));
+    let out = ok(&on_demo(
+        &[
+            &model_args[..],
+            &["--save-runs", s(&runs), "--output", s(&report), "--json"],
+            &["--instfol", "qrels", "--instfol-k", "10"],
+        ]
+        .concat(),
+    ));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     // INSTFOL with the qrels judge is present and in range (its formula is unit-tested in
     // engine/tests/metrics.rs).
@@ -196,21 +163,14 @@ fn demo_set_with_the_default_model_and_precomputed_runs() {
     }
     // The query-alone baseline, reusing the cached passages.
     let baseline = |expect: &str| {
-        let out = trainer(&[
-            "eval",
-            "--set",
-            s(&demo_set()),
-            "--model",
-            s(&model),
-            "--passage-cache",
-            s(&cache),
-            "--no-instruction",
-            "--save-runs",
-            s(&base_runs),
-            "--output",
-            s(&base),
-            "--json",
-        ]);
+        let out = on_demo(
+            &[
+                &model_args[..],
+                &["--no-instruction", "--save-runs", s(&base_runs)],
+                &["--output", s(&base), "--json"],
+            ]
+            .concat(),
+        );
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
         assert!(stderr.contains(expect), "expected '{expect}' in: {stderr}");
         serde_json::from_str::<serde_json::Value>(&ok(&out)).unwrap()
@@ -237,16 +197,14 @@ fn demo_set_with_the_default_model_and_precomputed_runs() {
         "instructed nDCG@10 {with} <= query-alone {without}"
     );
     // Re-evaluating the saved runs gives the same numbers.
-    let again = ok(&trainer(&[
-        "eval",
-        "--set",
-        s(&demo_set()),
+    let run = |mode: &str| format!("{mode}={}", s(&runs.join(format!("{mode}.trec"))));
+    let again = ok(&on_demo(&[
         "--run",
-        &format!("og={}", s(&runs.join("og.trec"))),
+        &run("og"),
         "--run",
-        &format!("changed={}", s(&runs.join("changed.trec"))),
+        &run("changed"),
         "--run",
-        &format!("reversed={}", s(&runs.join("reversed.trec"))),
+        &run("reversed"),
         "--json",
     ]));
     let a: serde_json::Value = serde_json::from_str(&again).unwrap();
@@ -258,14 +216,7 @@ fn demo_set_with_the_default_model_and_precomputed_runs() {
     }
     assert!((a["changed"]["ndcg@10"].as_f64().unwrap() - with).abs() < 1e-6);
     // Only og: standard metrics, no instruction metrics.
-    let only_og = ok(&trainer(&[
-        "eval",
-        "--set",
-        s(&demo_set()),
-        "--run",
-        &format!("og={}", s(&runs.join("og.trec"))),
-        "--json",
-    ]));
+    let only_og = ok(&on_demo(&["--run", &run("og"), "--json"]));
     let o: serde_json::Value = serde_json::from_str(&only_og).unwrap();
     assert!(
         o.get("og").is_some() && o.get("p-mrr").is_none() && o.get("wise").is_none(),
@@ -303,9 +254,7 @@ fn demo_set_with_the_default_model_and_precomputed_runs() {
 
 #[test]
 fn a_reader_that_goes_away_ends_the_output_without_a_panic() {
-    let dir = tmp("pipe");
-    std::fs::write(dir.join("qrels.tsv"), QRELS).unwrap();
-    std::fs::write(dir.join("run.trec"), RUN).unwrap();
+    let dir = qrels_and_run("pipe");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trainer"))
         .args(["eval", "--qrels", s(&dir.join("qrels.tsv")), "--run"])
         .arg(dir.join("run.trec"))
@@ -322,7 +271,7 @@ fn a_reader_that_goes_away_ends_the_output_without_a_panic() {
 
 #[test]
 fn comparisons_need_a_query_in_common_and_permutations() {
-    let dir = tmp("disjoint");
+    let dir = qrels_and_run("disjoint");
     let report = |system: &str, query: &str| {
         serde_json::json!({
             "system": system,
@@ -334,44 +283,19 @@ fn comparisons_need_a_query_in_common_and_permutations() {
     };
     std::fs::write(dir.join("a.json"), report("A", "q1")).unwrap();
     std::fs::write(dir.join("b.json"), report("B", "q2")).unwrap();
-    let out = trainer(&[
-        "eval",
-        "--compare",
-        s(&dir.join("a.json")),
-        s(&dir.join("b.json")),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("share no query"),
-        "{err}"
-    );
-    let out = trainer(&[
-        "eval",
-        "--compare",
-        s(&dir.join("a.json")),
-        s(&dir.join("a.json")),
-        "--permutations",
-        "0",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("--permutations"),
-        "{err}"
-    );
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    let out = trainer(&["eval", "--compare", s(&a), s(&b)]);
+    refused(&out, &["share no query"]);
+    let out = trainer(&["eval", "--compare", s(&a), s(&a), "--permutations", "0"]);
+    refused(&out, &["--permutations"]);
     // An empty item in --metrics is a typo, not a shorter list.
-    std::fs::write(dir.join("qrels.tsv"), QRELS).unwrap();
-    std::fs::write(dir.join("run.trec"), RUN).unwrap();
-    let out = trainer(&[
-        "eval",
-        "--qrels",
-        s(&dir.join("qrels.tsv")),
-        "--run",
-        s(&dir.join("run.trec")),
-        "--metrics",
-        "ndcg@10,,map",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("empty item"), "{err}");
+    let out = eval_run(
+        &dir,
+        "qrels.tsv",
+        "run.trec",
+        &["--metrics", "ndcg@10,,map"],
+    );
+    refused(&out, &["empty item"]);
 }
 
 /// `--constraint PREFIX` evaluates one family of the hand-written set: only its queries, with
@@ -382,21 +306,11 @@ fn one_family_of_instructions_is_evaluated_on_its_own() {
     let set = crate::common::repo_root().join("evalsets/instructions-heldout");
     let cache = dir.join("cache");
     let model = model_dir();
+    let on_set = ["eval", "--set", s(&set), "--model", s(&model)];
     let report = |extra: &[&str], name: &str| -> serde_json::Value {
         let path = dir.join(name);
-        let mut args = vec![
-            "eval",
-            "--set",
-            s(&set),
-            "--model",
-            s(&model),
-            "--passage-cache",
-            s(&cache),
-            "--output",
-            s(&path),
-        ];
-        args.extend(extra);
-        ok(&trainer(&args));
+        let output = ["--passage-cache", s(&cache), "--output", s(&path)];
+        ok(&trainer(&[&on_set[..], &output, extra].concat()));
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
     };
     let whole = report(&[], "whole.json");
@@ -419,21 +333,8 @@ fn one_family_of_instructions_is_evaluated_on_its_own() {
             assert!((all[q] - v).abs() < 1e-9, "{metric} {q}: {} vs {v}", all[q]);
         }
     }
-    let none = trainer(&[
-        "eval",
-        "--set",
-        s(&set),
-        "--model",
-        s(&model),
-        "--constraint",
-        "no-such-family",
-    ]);
-    let err = String::from_utf8_lossy(&none.stderr);
-    assert!(!none.status.success());
-    assert!(
-        err.contains("queries.jsonl") && err.contains("no-such-family"),
-        "{err}"
-    );
+    let none = trainer(&[&on_set[..], &["--constraint", "no-such-family"]].concat());
+    refused(&none, &["queries.jsonl", "no-such-family"]);
 }
 
 #[test]
@@ -447,15 +348,8 @@ fn published_sets_evaluate_as_their_conversion_to_the_project_layout() {
         let native = dir.join(name);
         engine::EvalSet::load(&hub).unwrap().write(&native).unwrap();
         let report = |set: &std::path::Path| -> serde_json::Value {
-            serde_json::from_str(&ok(&trainer(&[
-                "eval",
-                "--set",
-                s(set),
-                "--model",
-                s(&model),
-                "--json",
-            ])))
-            .unwrap()
+            let args = ["eval", "--set", s(set), "--model", s(&model), "--json"];
+            serde_json::from_str(&ok(&trainer(&args))).unwrap()
         };
         let published = report(&hub);
         assert_eq!(published, report(&native), "{name}");
@@ -463,19 +357,9 @@ fn published_sets_evaluate_as_their_conversion_to_the_project_layout() {
             assert!(published["p-mrr"].is_number(), "{name}: {published}");
         }
     }
-    let err = trainer(&[
-        "eval",
-        "--set",
-        s(&fixtures.join("mteb-jsonl")),
-        "--split",
-        "dev",
-        "--model",
-        s(&model),
-    ]);
-    let msg = String::from_utf8_lossy(&err.stderr);
-    assert!(
-        !err.status.success() && msg.contains("no split `dev`"),
-        "{msg}"
-    );
+    let mteb = fixtures.join("mteb-jsonl");
+    let dev = ["--split", "dev", "--model", s(&model)];
+    let err = trainer(&[&["eval", "--set", s(&mteb)][..], &dev].concat());
+    refused(&err, &["no split `dev`"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -2,15 +2,14 @@
 //! written from an index file, searched through its ANN index, with recall against exact
 //! search, and refusals.
 
-use crate::common::{s, tmp, trainer};
+use std::path::Path;
 
+use crate::common::{refused, s, succeeded, tmp, trainer, write_file};
+
+/// Runs `trainer ARGS`, asserting that it succeeded.
 fn run(args: &[&str]) -> std::process::Output {
     let out = trainer(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     out
 }
 
@@ -27,10 +26,14 @@ fn ranked_ids(out: &std::process::Output) -> Vec<String> {
         .collect()
 }
 
+/// The arguments of `trainer store --index INDEX --store DB EXTRA...`.
+fn store<'a>(index: &'a Path, db: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    [&["store", "--index", s(index), "--store", s(db)][..], extra].concat()
+}
+
 #[test]
 fn a_store_written_from_an_index_ranks_as_the_index_and_reports_recall() {
     let dir = tmp("store", "cli");
-    let corpus = dir.join("corpus.jsonl");
     let topics = [
         "bread",
         "bicycles",
@@ -45,21 +48,11 @@ fn a_store_written_from_an_index_ranks_as_the_index_and_reports_recall() {
             serde_json::json!({"_id": format!("p{i}"), "text": format!("note {i}: something about {topic}, part {}", i / topics.len())}).to_string()
         })
         .collect();
-    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    let corpus = write_file(&dir, "corpus.jsonl", &lines.join("\n"));
     let index = dir.join("corpus.ifidx");
     run(&["index", "--corpus", s(&corpus), "--output", s(&index)]);
     let db = dir.join("db");
-    let store_args = [
-        "store",
-        "--index",
-        s(&index),
-        "--store",
-        s(&db),
-        "--ann",
-        "ivf-flat",
-        "--partitions",
-        "4",
-    ];
+    let store_args = store(&index, &db, &["--ann", "ivf-flat", "--partitions", "4"]);
     // Written from inside `dir` to the relative folder `db`: LanceDB reads a URI that starts
     // with "db" as its cloud service, so the store must hand it an absolute path.
     let made = std::process::Command::new(env!("CARGO_BIN_EXE_trainer"))
@@ -69,8 +62,7 @@ fn a_store_written_from_an_index_ranks_as_the_index_and_reports_recall() {
         .args(["--ann", "ivf-flat", "--partitions", "4"])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&made.stderr);
-    assert!(made.status.success(), "{err}");
+    let err = succeeded(&made);
     assert!(
         err.contains("wrote 60 rows") && err.contains("built the ivf-flat index"),
         "{err}"
@@ -79,19 +71,8 @@ fn a_store_written_from_an_index_ranks_as_the_index_and_reports_recall() {
     let query = ["--query", "how to grow tomatoes", "--top-k", "8", "--json"];
     let flat = run(&[&["search", "--index", s(&index)][..], &query].concat());
     // Every partition probed: the ANN search is exact, and the recall says so.
-    let stored = run(&[
-        &[
-            "search",
-            "--store",
-            s(&db),
-            "--index",
-            s(&index),
-            "--nprobes",
-            "4",
-        ][..],
-        &query,
-    ]
-    .concat());
+    let probed = ["--index", s(&index), "--nprobes", "4"];
+    let stored = run(&[&["search", "--store", s(&db)][..], &probed, &query].concat());
     assert_eq!(ranked_ids(&stored), ranked_ids(&flat));
     let err = String::from_utf8_lossy(&stored.stderr);
     assert!(
@@ -107,45 +88,14 @@ fn a_store_written_from_an_index_ranks_as_the_index_and_reports_recall() {
     assert!(!again.status.success());
     run(&[&store_args[..], &["--overwrite"]].concat());
     // A store made by another model is refused, naming the table.
-    let (header, embeddings) = engine::retrieval::IndexReader::open(&index)
-        .unwrap()
-        .read_all()
-        .unwrap();
     let other = dir.join("other.ifidx");
-    engine::retrieval::write_index(&other, "0000000000000000", &header.ids, &embeddings).unwrap();
-    run(&[
-        "store",
-        "--index",
-        s(&other),
-        "--store",
-        s(&db),
-        "--table",
-        "other",
-        "--ann",
-        "none",
-    ]);
-    let refused = trainer(
-        &[
-            &["search", "--store", s(&db), "--table", "other"][..],
-            &query,
-        ]
-        .concat(),
-    );
-    let err = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        !refused.status.success() && err.contains("other.lance") && err.contains("rebuild"),
-        "{err}"
-    );
+    crate::common::as_another_models_index(&index, &other);
+    run(&store(&other, &db, &["--table", "other", "--ann", "none"]));
+    let table = ["search", "--store", s(&db), "--table", "other"];
+    let other_table = trainer(&[&table[..], &query].concat());
+    refused(&other_table, &["other.lance", "rebuild"]);
     // An unknown index kind, and a store that is not there.
-    let bad = trainer(&[
-        "store",
-        "--index",
-        s(&index),
-        "--store",
-        s(&db),
-        "--ann",
-        "hnsw",
-    ]);
+    let bad = trainer(&store(&index, &db, &["--ann", "hnsw"]));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("ivf-hnsw-sq"));
     let absent = trainer(&[&["search", "--store", s(&dir.join("absent"))][..], &query].concat());
     assert!(String::from_utf8_lossy(&absent.stderr).contains("no such vector store"));

@@ -7,6 +7,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use crate::common::{read_lines, refused, s, succeeded, trainer, write_file};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -134,6 +136,18 @@ fn stub() -> (String, Arc<AtomicUsize>) {
     (url, count)
 }
 
+/// The arguments of `trainer synth llm` that run the pipeline `name` from `input` into `output`.
+fn pipeline<'a>(name: &'a str, input: &'a Path, output: &'a Path) -> [&'a str; 6] {
+    [
+        "--pipeline",
+        name,
+        "--input",
+        s(input),
+        "--output",
+        s(output),
+    ]
+}
+
 fn synth(url: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_trainer"))
         .args(["synth", "llm", "--base-url", url, "--concurrency", "3"])
@@ -143,47 +157,26 @@ fn synth(url: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn read_lines(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn inf_ir_pipeline_validates_caches_and_counts_rejects() {
     let (url, count) = stub();
     let dir = tmp("inf-ir");
-    let input = dir.join("seeds.jsonl");
     let seeds = [
         json!({"query": "bread baking", "positive": "Original passage about bread baking."}),
         json!({"query": "tricky topic", "positive": "Original passage about a tricky topic."}),
         json!({"query": "garbled topic", "positive": "Original passage about garbling."}),
         json!({"query": "solar power", "positive": "Original passage about solar power."}),
     ];
-    std::fs::write(
-        &input,
-        seeds
-            .iter()
-            .map(|s| s.to_string() + "\n")
-            .collect::<String>(),
-    )
-    .unwrap();
+    let seeds: String = seeds.iter().map(|s| s.to_string() + "\n").collect();
+    let input = write_file(&dir, "seeds.jsonl", &seeds);
     let output = dir.join("out.jsonl");
     let args = [
-        "--pipeline",
-        "inf-ir",
-        "--input",
-        input.to_str().unwrap(),
-        "--output",
-        output.to_str().unwrap(),
-        "--distractors",
-        "1",
-    ];
+        &pipeline("inf-ir", &input, &output)[..],
+        &["--distractors", "1"],
+    ]
+    .concat();
     let out = synth(&url, &args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = succeeded(&out);
     let records = read_lines(&output);
     assert_eq!(records.len(), 2, "{err}");
     assert_eq!(records[0]["query_positive"], "bread baking");
@@ -236,24 +229,12 @@ fn inf_ir_pipeline_validates_caches_and_counts_rejects() {
 fn dual_view_pipeline_drops_none_and_bad_input_is_refused() {
     let (url, count) = stub();
     let dir = tmp("dual-view");
-    let input = dir.join("records.jsonl");
     let good = json!({"query": "rust lists", "instruction": "Only beginner material.", "positive": "Vec basics.", "negatives": [], "instruction_negatives": ["Advanced allocator internals."]});
     let none = json!({"query": "impossible", "instruction": "x", "positive": "a", "negatives": [], "instruction_negatives": ["b", "c"]});
-    std::fs::write(&input, format!("{good}\n{none}\n")).unwrap();
+    let input = write_file(&dir, "records.jsonl", &format!("{good}\n{none}\n"));
     let output = dir.join("out.jsonl");
-    let out = synth(
-        &url,
-        &[
-            "--pipeline",
-            "dual-view",
-            "--input",
-            input.to_str().unwrap(),
-            "--output",
-            output.to_str().unwrap(),
-        ],
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let args = pipeline("dual-view", &input, &output);
+    let err = succeeded(&synth(&url, &args));
     let records = read_lines(&output);
     assert_eq!(records.len(), 1);
     assert_eq!(
@@ -276,17 +257,7 @@ fn dual_view_pipeline_drops_none_and_bad_input_is_refused() {
         ),
     )
     .unwrap();
-    let bad = synth(
-        &url,
-        &[
-            "--pipeline",
-            "dual-view",
-            "--input",
-            input.to_str().unwrap(),
-            "--output",
-            output.to_str().unwrap(),
-        ],
-    );
+    let bad = synth(&url, &args);
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success());
     assert!(
@@ -335,28 +306,37 @@ fn small_set(dir: &Path) {
     std::fs::write(dir.join("qrels/og.tsv"), qrels).unwrap();
 }
 
+/// A fresh folder `name` with `small_set` in its subfolder `set`: `(folder, set)`.
+fn with_small_set(name: &str) -> (PathBuf, PathBuf) {
+    let dir = tmp(name);
+    let set = dir.join("set");
+    small_set(&set);
+    (dir, set)
+}
+
+/// `trainer synth renderings` of `set` into `out/train.jsonl` and `out/heldout`, 30% held out.
 fn renderings(set: &Path, out: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trainer"))
-        .env("IFIR_MODEL", crate::common::model_dir())
-        .args(["synth", "renderings", "--set"])
-        .arg(set)
-        .arg("--output")
-        .arg(out.join("train.jsonl"))
-        .arg("--heldout")
-        .arg(out.join("heldout"))
-        .args(["--heldout-fraction", "0.3", "--per-query", "2"])
-        .args(extra)
-        .output()
-        .unwrap()
+    let (train, heldout) = (out.join("train.jsonl"), out.join("heldout"));
+    let args = [
+        &[
+            "synth",
+            "renderings",
+            "--set",
+            s(set),
+            "--output",
+            s(&train),
+        ][..],
+        &["--heldout", s(&heldout), "--heldout-fraction", "0.3"],
+        &["--per-query", "2"],
+        extra,
+    ];
+    trainer(&args.concat())
 }
 
 #[test]
 fn renderings_keep_every_positive_relevant_and_hold_out_the_same_queries() {
-    let dir = tmp("renderings");
-    let set = dir.join("set");
-    small_set(&set);
-    let a = renderings(&set, &dir.join("a"), &[]);
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let (dir, set) = with_small_set("renderings");
+    succeeded(&renderings(&set, &dir.join("a"), &[]));
     let records = read_lines(&dir.join("a/train.jsonl"));
     let heldout = engine::EvalSet::load(&dir.join("a/heldout/instructions")).unwrap();
     assert!(heldout.qrels.len() == 3, "og, changed and reversed qrels");
@@ -429,7 +409,7 @@ fn renderings_keep_every_positive_relevant_and_hold_out_the_same_queries() {
         &dir.join("b"),
         &["--exclusion-share", "0", "--contrast-share", "1"],
     );
-    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    succeeded(&b);
     let retrieval = |d: &str| {
         std::fs::read_to_string(dir.join(d).join("heldout/retrieval/queries.jsonl")).unwrap()
     };
@@ -440,15 +420,12 @@ fn renderings_keep_every_positive_relevant_and_hold_out_the_same_queries() {
         &dir.join("c"),
         &["--exclusion-share", "0.8", "--contrast-share", "0.5"],
     );
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--contrast-share"));
+    refused(&bad, &["--contrast-share"]);
 }
 
 #[test]
 fn anchors_pair_written_instructions_with_on_topic_passages_and_skip_excluded_queries() {
-    let dir = tmp("anchors");
-    let set = dir.join("set");
-    small_set(&set);
+    let (dir, set) = with_small_set("anchors");
     // Instructions found by the query's text, by the id's prefix, and one for no query.
     let instructions = dir.join("instructions.jsonl");
     let lines = [
@@ -469,23 +446,18 @@ fn anchors_pair_written_instructions_with_on_topic_passages_and_skip_excluded_qu
     )
     .unwrap();
     let out = dir.join("anchors.jsonl");
-    let run = Command::new(env!("CARGO_BIN_EXE_trainer"))
-        .env("IFIR_MODEL", crate::common::model_dir())
-        .args(["synth", "anchors", "--set"])
-        .arg(&set)
-        .arg("--instructions")
-        .arg(&instructions)
-        .arg("--exclude")
-        .arg(&heldout)
-        .args(["--candidates", "3", "--per-query", "1", "--output"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    succeeded(&anchors(&[
+        &["--set", s(&set), "--instructions", s(&instructions)][..],
+        &[
+            "--exclude",
+            s(&heldout),
+            "--candidates",
+            "3",
+            "--per-query",
+            "1",
+        ],
+        &["--output", s(&out)],
+    ]));
     let records = read_lines(&out);
     // One per query at most: sourdough (two instructions, one kept) and solar; marathon held out.
     assert_eq!(records.len(), 2, "{records:?}");
@@ -506,33 +478,33 @@ fn anchors_pair_written_instructions_with_on_topic_passages_and_skip_excluded_qu
     // No instruction for any query: a clear error, no file.
     let none = dir.join("none.jsonl");
     std::fs::write(&none, lines[4].to_string() + "\n").unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_trainer"))
-        .env("IFIR_MODEL", crate::common::model_dir())
-        .args(["synth", "anchors", "--set"])
-        .arg(&set)
-        .arg("--instructions")
-        .arg(&none)
-        .arg("--output")
-        .arg(dir.join("never.jsonl"))
-        .output()
-        .unwrap();
-    assert!(!run.status.success());
-    assert!(String::from_utf8_lossy(&run.stderr).contains("no instruction matches"));
+    let never = dir.join("never.jsonl");
+    let run = anchors(&[&[
+        "--set",
+        s(&set),
+        "--instructions",
+        s(&none),
+        "--output",
+        s(&never),
+    ]]);
+    refused(&run, &["no instruction matches"]);
     assert!(!dir.join("never.jsonl").exists());
+}
+
+/// `trainer synth anchors` with the concatenated `args`.
+fn anchors(args: &[&[&str]]) -> Output {
+    trainer(&[&["synth", "anchors"][..], &args.concat()].concat())
 }
 
 /// `trainer synth judged --set SET --output OUT EXTRA...`.
 fn synth_judged(set: &Path, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "synth",
-        "judged",
-        "--set",
-        crate::common::s(set),
-        "--output",
-        crate::common::s(out),
-    ];
-    args.extend_from_slice(extra);
-    crate::common::trainer(&args)
+    trainer(
+        &[
+            &["synth", "judged", "--set", s(set), "--output", s(out)][..],
+            extra,
+        ]
+        .concat(),
+    )
 }
 
 /// `trainer synth judged` on the demo set: every relevant passage of both polarities is a
@@ -542,8 +514,7 @@ fn synth_judged_makes_both_polarities_with_every_relevant_passage_as_a_positive(
     let dir = tmp("judged");
     let out = dir.join("train.jsonl");
     let demo = crate::common::demo_set();
-    let o = synth_judged(&demo, &out, &[]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    succeeded(&synth_judged(&demo, &out, &[]));
     let set = engine::EvalSet::load(&demo).unwrap();
     let relevant = |mode: engine::Mode, q: &str| -> std::collections::BTreeSet<String> {
         set.qrels[&mode]
@@ -561,11 +532,7 @@ fn synth_judged_makes_both_polarities_with_every_relevant_passage_as_a_positive(
             .unwrap()
             .encoder_text()
     };
-    let lines: Vec<Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = read_lines(&out);
     let mut expected_dual = 0;
     for q in &set.queries {
         let (c, r) = (
@@ -585,35 +552,19 @@ fn synth_judged_makes_both_polarities_with_every_relevant_passage_as_a_positive(
                     && Some(l["instruction"].as_str().unwrap()) == q.instruction_changed.as_deref()
             })
             .collect();
-        let positives: std::collections::BTreeSet<&str> = records
-            .iter()
-            .map(|l| l["positive"].as_str().unwrap())
-            .collect();
-        let reversed_positives: std::collections::BTreeSet<&str> = records
-            .iter()
-            .map(|l| l["instruction_negatives"][0].as_str().unwrap())
-            .collect();
+        // The texts of one field of every record.
+        let field = |f: fn(&Value) -> &Value| -> std::collections::BTreeSet<String> {
+            records
+                .iter()
+                .map(|l| f(l).as_str().unwrap().to_string())
+                .collect()
+        };
         let want = |ids: &[&String]| -> std::collections::BTreeSet<String> {
             ids.iter().map(|d| text(d)).collect()
         };
-        assert_eq!(
-            positives
-                .into_iter()
-                .map(String::from)
-                .collect::<std::collections::BTreeSet<_>>(),
-            want(&kept),
-            "{}",
-            q.id
-        );
-        assert_eq!(
-            reversed_positives
-                .into_iter()
-                .map(String::from)
-                .collect::<std::collections::BTreeSet<_>>(),
-            want(&excluded),
-            "{}",
-            q.id
-        );
+        assert_eq!(field(|l| &l["positive"]), want(&kept), "{}", q.id);
+        let reversed_positives = field(|l| &l["instruction_negatives"][0]);
+        assert_eq!(reversed_positives, want(&excluded), "{}", q.id);
         assert!(records
             .iter()
             .all(|l| l["instruction_reversed"] == q.instruction_reversed.as_deref().unwrap()));
@@ -639,51 +590,23 @@ fn synth_judged_with_every_query_excluded_fails_without_writing() {
     let dir = tmp("judged-excluded");
     let out = dir.join("train.jsonl");
     let demo = crate::common::demo_set();
-    let o = synth_judged(&demo, &out, &["--exclude", crate::common::s(&demo)]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("no training record") && err.contains("demo"),
-        "{err}"
-    );
+    let o = synth_judged(&demo, &out, &["--exclude", s(&demo)]);
+    refused(&o, &["no training record", "demo"]);
     assert!(!out.exists());
     let o = synth_judged(&demo, &out, &["--positives", "all"]);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("'every' or 'zip'"));
+    refused(&o, &["'every' or 'zip'"]);
 }
 
 #[test]
 fn passage_anchors_take_passages_as_queries_with_their_nearest_others_as_candidates() {
-    let dir = tmp("passage-anchors");
-    let set = dir.join("set");
-    small_set(&set);
+    let (dir, set) = with_small_set("passage-anchors");
     let out = dir.join("anchors.jsonl");
-    let anchors = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_trainer"))
-            .env("IFIR_MODEL", crate::common::model_dir())
-            .args(["synth", "anchors", "--set"])
-            .arg(&set)
-            .args(["--set"])
-            .arg(&set)
-            .args(["--candidates", "3", "--output"])
-            .arg(&out)
-            .args(extra)
-            .output()
-            .unwrap()
-    };
-    let run = anchors(&["--passages-as-queries", "6"]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let both_sets = ["--set", s(&set), "--set", s(&set), "--candidates", "3"];
+    let passages = |extra: &[&str]| anchors(&[&both_sets, &["--output", s(&out)], extra]);
+    succeeded(&passages(&["--passages-as-queries", "6"]));
     let records = read_lines(&out);
     assert_eq!(records.len(), 12, "6 passages of each --set");
-    let corpus: Vec<Value> = std::fs::read_to_string(set.join("corpus.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let corpus = read_lines(&set.join("corpus.jsonl"));
     let text_of = |p: &Value| {
         let (title, text) = (p["title"].as_str().unwrap(), p["text"].as_str().unwrap());
         if title.is_empty() {
@@ -702,18 +625,13 @@ fn passage_anchors_take_passages_as_queries_with_their_nearest_others_as_candida
         .collect();
     std::fs::write(&input, lines.join("\n") + "\n").unwrap();
     let embedded = dir.join("embedded.jsonl");
-    let run = crate::common::trainer(&[
+    succeeded(&trainer(&[
         "embed",
         "--input",
-        crate::common::s(&input),
+        s(&input),
         "--output",
-        crate::common::s(&embedded),
-    ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+        s(&embedded),
+    ]));
     let embeddings: Vec<Vec<f32>> = read_lines(&embedded)
         .iter()
         .map(|l| serde_json::from_value(l["embedding"].clone()).unwrap())
@@ -751,6 +669,6 @@ fn passage_anchors_take_passages_as_queries_with_their_nearest_others_as_candida
         assert_eq!(candidates, nearest, "{query}");
     }
     // Written instructions and passages as queries are one or the other.
-    let both = anchors(&["--passages-as-queries", "6", "--instructions", "x.jsonl"]);
+    let both = passages(&["--passages-as-queries", "6", "--instructions", "x.jsonl"]);
     assert!(!both.status.success());
 }

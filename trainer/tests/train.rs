@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use engine::bert::random_safetensors;
 use engine::{BertConfig, Device};
 
-use crate::common::{model_dir as base_model_dir, s};
+use crate::common::{model_dir as base_model_dir, refused, s, succeeded as ok};
 
 fn tmp(name: &str) -> PathBuf {
     crate::common::tmp("train", name)
@@ -101,12 +101,6 @@ fn train(args: &[&str]) -> Output {
         .expect("run trainer")
 }
 
-fn ok(out: &Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "trainer failed: {err}");
-    err
-}
-
 fn weights(dir: &Path) -> Vec<(String, Vec<f32>)> {
     let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
     let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
@@ -140,6 +134,11 @@ fn max_diff(a: &[(String, Vec<f32>)], b: &[(String, Vec<f32>)]) -> f32 {
         .fold(0.0, f32::max)
 }
 
+/// The largest weight difference between the models that the runs `a` and `b` wrote.
+fn run_diff(a: &Path, b: &Path) -> f32 {
+    max_diff(&weights(&a.join("model")), &weights(&b.join("model")))
+}
+
 fn losses(run: &Path) -> Vec<f64> {
     std::fs::read_to_string(run.join("metrics.jsonl"))
         .unwrap()
@@ -166,6 +165,33 @@ fn common<'a>(model: &'a Path, data: &'a Path, out: &'a Path) -> Vec<&'a str> {
     ]
 }
 
+/// `common` for `model`, `data` and `out`, then `extra`.
+fn common_and<'a>(
+    model: &'a Path,
+    data: &'a Path,
+    out: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    [common(model, data, out), extra.to_vec()].concat()
+}
+
+/// `extra`, then the flags that evaluate on the set `set` every `every` steps.
+fn evaluating<'a>(extra: &[&'a str], set: &'a Path, every: &'a str) -> Vec<&'a str> {
+    [extra, &["--eval-set", s(set), "--eval-every", every]].concat()
+}
+
+/// Flags of a run of `max_steps` steps with a checkpoint every 2, the last 3 kept.
+fn checkpointed(max_steps: &str) -> [&str; 6] {
+    [
+        "--max-steps",
+        max_steps,
+        "--checkpoint-every",
+        "2",
+        "--keep-checkpoints",
+        "3",
+    ]
+}
+
 /// A fresh folder `name` with the tiny model and `n` records: `(folder, model, data, run)`.
 fn fresh(name: &str, n: usize) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
     let dir = tmp(name);
@@ -178,18 +204,9 @@ fn fresh(name: &str, n: usize) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
 #[test]
 fn short_run_trains_evaluates_plots_and_writes_a_loadable_model() {
     let (_, model, data, out) = fresh("short", 6);
+    let steps = ["--max-steps", "12", "--checkpoint-every", "4"];
     let demo = crate::common::demo_set();
-    let mut args = common(&model, &data, &out);
-    args.extend([
-        "--max-steps",
-        "12",
-        "--checkpoint-every",
-        "4",
-        "--eval-set",
-        s(&demo),
-        "--eval-every",
-        "6",
-    ]);
+    let args = common_and(&model, &data, &out, &evaluating(&steps, &demo, "6"));
     let err = ok(&train(&args));
     assert!(err.contains("eval: ndcg@10 og"), "{err}");
     for f in [
@@ -228,19 +245,11 @@ fn short_run_trains_evaluates_plots_and_writes_a_loadable_model() {
     assert_ne!(a, b);
     assert!(max_diff(&weights(&out.join("model")), &weights(&model)) > 0.0);
     // A second run into the same folder is refused rather than overwriting it.
-    let again = train(&args);
-    assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("--resume"));
+    refused(&train(&args), &["--resume"]);
     // Also once its checkpoints are gone: the trained model is not replaced.
     std::fs::remove_dir_all(out.join("checkpoints")).unwrap();
     let trained_bytes = std::fs::read(out.join("model/model.safetensors")).unwrap();
-    let again = train(&args);
-    let err = String::from_utf8_lossy(&again.stderr);
-    assert!(!again.status.success());
-    assert!(
-        err.contains("earlier run") && err.contains("model.safetensors"),
-        "{err}"
-    );
+    refused(&train(&args), &["earlier run", "model.safetensors"]);
     assert_eq!(
         std::fs::read(out.join("model/model.safetensors")).unwrap(),
         trained_bytes
@@ -249,39 +258,18 @@ fn short_run_trains_evaluates_plots_and_writes_a_loadable_model() {
 
 #[test]
 fn kill_and_resume_ends_with_the_uninterrupted_weights() {
-    let dir = tmp("resume");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 10);
-    let steps = [
-        "--max-steps",
-        "16",
-        "--checkpoint-every",
-        "2",
-        "--keep-checkpoints",
-        "3",
-    ];
+    let (dir, model, data, _) = fresh("resume", 10);
+    let steps = checkpointed("16");
     let straight = dir.join("straight");
-    let mut args = common(&model, &data, &straight);
-    args.extend(steps);
-    ok(&train(&args));
+    ok(&train(&common_and(&model, &data, &straight, &steps)));
 
     let killed = dir.join("killed");
-    let mut args = common(&model, &data, &killed);
-    args.extend(steps);
-    kill_once(&args, &killed.join("checkpoints/step-00000006/state.json"));
-    assert!(
-        !killed.join("model").exists(),
-        "the run finished before the kill"
-    );
-    let mut args = common(&model, &data, &killed);
-    args.extend(steps);
+    let mut args = common_and(&model, &data, &killed, &steps);
+    kill_at(&args, &killed, 6);
     args.push("--resume");
     let err = ok(&train(&args));
     assert!(err.contains("resuming from"), "{err}");
-    let diff = max_diff(
-        &weights(&straight.join("model")),
-        &weights(&killed.join("model")),
-    );
+    let diff = run_diff(&straight, &killed);
     eprintln!("max |weight difference| after kill -9 and resume: {diff:e}");
     assert!(diff <= 1e-6, "resumed weights differ by {diff}");
     assert_eq!(losses(&straight).len(), 16);
@@ -289,6 +277,19 @@ fn kill_and_resume_ends_with_the_uninterrupted_weights() {
         losses(&killed).len(),
         16,
         "the resumed log continues the interrupted one"
+    );
+}
+
+/// Runs `trainer train ARGS` into `out` until its checkpoint of step `step` is complete, then
+/// kills it, asserting that it had not finished.
+fn kill_at(args: &[&str], out: &Path, step: usize) {
+    kill_once(
+        args,
+        &out.join(format!("checkpoints/step-{step:08}/state.json")),
+    );
+    assert!(
+        !out.join("model").exists(),
+        "the run finished before the kill"
     );
 }
 
@@ -322,13 +323,9 @@ fn kill_once(args: &[&str], marker: &Path) {
 #[test]
 fn a_full_disk_while_checkpointing_keeps_the_last_good_checkpoint() {
     let (_, model, data, run) = fresh("disk-full", 10);
-    let mut args = common(&model, &data, &run);
-    args.extend(["--max-steps", "40", "--checkpoint-every", "1"]);
-    kill_once(&args, &run.join("checkpoints/step-00000002/state.json"));
-    assert!(
-        !run.join("model").exists(),
-        "the run finished before the kill"
-    );
+    let flags = ["--max-steps", "40", "--checkpoint-every", "1"];
+    let mut args = common_and(&model, &data, &run, &flags);
+    kill_at(&args, &run, 2);
     let checkpoints = run.join("checkpoints");
     let good = std::fs::read_dir(&checkpoints)
         .unwrap()
@@ -377,21 +374,14 @@ fn a_full_disk_while_checkpointing_keeps_the_last_good_checkpoint() {
 
 #[test]
 fn grad_cache_and_accumulation_run_and_grad_cache_matches_direct() {
-    let dir = tmp("gradcache");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 4);
+    let (dir, model, data, _) = fresh("gradcache", 4);
     let direct = dir.join("direct");
-    let mut args = common(&model, &data, &direct);
-    args.extend(["--max-steps", "3"]);
-    ok(&train(&args));
+    let flags = ["--max-steps", "3"];
+    ok(&train(&common_and(&model, &data, &direct, &flags)));
     let cached = dir.join("cached");
-    let mut args = common(&model, &data, &cached);
-    args.extend(["--max-steps", "3", "--grad-cache-chunk", "2"]);
-    ok(&train(&args));
-    let diff = max_diff(
-        &weights(&direct.join("model")),
-        &weights(&cached.join("model")),
-    );
+    let chunked = ["--max-steps", "3", "--grad-cache-chunk", "2"];
+    ok(&train(&common_and(&model, &data, &cached, &chunked)));
+    let diff = run_diff(&direct, &cached);
     eprintln!("GradCache vs direct, max |weight difference| after 3 steps: {diff:e}");
     assert!(diff < 1e-4, "{diff}");
     let (a, b) = (losses(&direct), losses(&cached));
@@ -423,10 +413,7 @@ fn grad_cache_and_accumulation_run_and_grad_cache_matches_direct() {
 
 #[test]
 fn nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint() {
-    let dir = tmp("nan");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 4);
-    let out = dir.join("run");
+    let (_, model, data, out) = fresh("nan", 4);
     let mut args = common(&model, &data, &out);
     let at = args.iter().position(|a| *a == "--lr").unwrap();
     args.drain(at..at + 2); // replaced by a rate that blows the weights up
@@ -441,13 +428,12 @@ fn nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint() {
         "0",
     ]);
     let result = train(&args);
+    refused(&result, &["last good checkpoint"]);
     let err = String::from_utf8_lossy(&result.stderr);
-    assert!(!result.status.success(), "{err}");
     assert!(
         err.contains("loss is NaN") || err.contains("loss is inf"),
         "{err}"
     );
-    assert!(err.contains("last good checkpoint"), "{err}");
     assert!(out
         .join("checkpoints/step-00000001/model.safetensors")
         .is_file());
@@ -456,22 +442,12 @@ fn nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint() {
 
 #[test]
 fn bad_records_are_reported_by_line_or_skipped() {
-    let dir = tmp("bad");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 4);
+    let (dir, model, data, out) = fresh("bad", 4);
     let mut text = std::fs::read_to_string(&data).unwrap();
     text = text.replacen('\n', "\n{\"query\": \"no positive\"}\n", 2);
     std::fs::write(&data, text).unwrap();
-    let out = dir.join("run");
-    let mut args = common(&model, &data, &out);
-    args.extend(["--max-steps", "1"]);
-    let result = train(&args);
-    let err = String::from_utf8_lossy(&result.stderr);
-    assert!(!result.status.success());
-    assert!(
-        err.contains("train.jsonl:2:") && err.contains("positive"),
-        "{err}"
-    );
+    let mut args = common_and(&model, &data, &out, &["--max-steps", "1"]);
+    refused(&train(&args), &["train.jsonl:2:", "positive"]);
     args.push("--skip-bad-records");
     let err = ok(&train(&args));
     assert!(err.contains("2 bad records skipped"), "{err}");
@@ -501,9 +477,7 @@ fn help_lists_every_setting_with_its_default_and_config_files_work() {
     ] {
         assert!(help.contains(needle), "missing {needle} in:\n{help}");
     }
-    let dir = tmp("config");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 2);
+    let (dir, model, data, _) = fresh("config", 2);
     let config = dir.join("train.json");
     std::fs::write(&config, serde_json::json!({"model": model, "data": data, "max_steps": 1, "batch_size": 1, "output": dir.join("from-file")}).to_string()).unwrap();
     ok(&train(&["--config", s(&config)]));
@@ -529,14 +503,12 @@ fn cpu_and_wgpu_give_the_same_loss_curve() {
         crate::common::skipped("no wgpu adapter on this machine");
         return;
     }
-    let dir = tmp("backends");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 4);
+    let (dir, model, data, _) = fresh("backends", 4);
     let mut curves = Vec::new();
     for device in ["cpu", "wgpu"] {
         let out = dir.join(device);
-        let mut args = common(&model, &data, &out);
-        args.extend(["--max-steps", "3", "--device", device]);
+        let flags = ["--max-steps", "3", "--device", device];
+        let args = common_and(&model, &data, &out, &flags);
         ok(&train(&args));
         curves.push(losses(&out));
     }
@@ -609,17 +581,8 @@ fn search_scores(model: &Path, corpus: &Path) -> Vec<f64> {
 fn a_cross_attention_model_is_used_by_every_consumer() {
     let (dir, model, data, out) = fresh("cross", 6);
     let demo = crate::common::demo_set();
-    let mut args = common(&model, &data, &out);
-    args.extend([
-        "--max-steps",
-        "2",
-        "--interaction",
-        "cross-attention",
-        "--eval-set",
-        s(&demo),
-        "--eval-every",
-        "2",
-    ]);
+    let cross = ["--max-steps", "2", "--interaction", "cross-attention"];
+    let args = common_and(&model, &data, &out, &evaluating(&cross, &demo, "2"));
     ok(&train(&args));
     let trained = out.join("model");
     assert!(trained.join("cross_attention.safetensors").is_file());
@@ -677,8 +640,8 @@ fn inf_ir_tuples_published_as_parquet_train_like_the_same_records_in_jsonl() {
     let hub =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/published/inf-ir");
     let from_parquet = dir.join("run-parquet");
-    let mut args = common(&model, &hub, &from_parquet);
-    args.extend(["--max-steps", "2", "--seed", "7"]);
+    let flags = ["--max-steps", "2", "--seed", "7"];
+    let args = common_and(&model, &hub, &from_parquet, &flags);
     let err = ok(&train(&args));
     assert!(err.contains("2 rows of 1 Parquet file(s)"), "{err}");
     // The same records as JSON lines train to the same weights.
@@ -686,48 +649,27 @@ fn inf_ir_tuples_published_as_parquet_train_like_the_same_records_in_jsonl() {
     let copy = dir.join("same.jsonl");
     std::fs::copy(&jsonl, &copy).unwrap();
     let from_jsonl = dir.join("run-jsonl");
-    let mut args = common(&model, &copy, &from_jsonl);
-    args.extend(["--max-steps", "2", "--seed", "7"]);
+    let args = common_and(&model, &copy, &from_jsonl, &flags);
     ok(&train(&args));
     assert_eq!(losses(&from_parquet), losses(&from_jsonl));
-    assert_eq!(
-        max_diff(
-            &weights(&from_parquet.join("model")),
-            &weights(&from_jsonl.join("model"))
-        ),
-        0.0
-    );
+    assert_eq!(run_diff(&from_parquet, &from_jsonl), 0.0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn two_cpu_replicas_train_the_weights_of_one_device_and_resume_identically() {
-    let dir = tmp("parallel");
-    let model = tiny_model(&dir);
-    let data = records(&dir, 6);
-    let steps = [
-        "--max-steps",
-        "6",
-        "--checkpoint-every",
-        "2",
-        "--keep-checkpoints",
-        "3",
-    ];
+    let (dir, model, data, _) = fresh("parallel", 6);
+    let steps = [&checkpointed("6")[..], &["--devices", "cpu:2"]].concat();
     let one = dir.join("one");
-    let mut args = common(&model, &data, &one);
-    args.extend(steps);
-    ok(&train(&args));
+    ok(&train(&common_and(&model, &data, &one, &steps[..6])));
     let two = dir.join("two");
-    let mut args = common(&model, &data, &two);
-    args.extend(steps);
-    args.extend(["--devices", "cpu:2"]);
-    let err = ok(&train(&args));
+    let err = ok(&train(&common_and(&model, &data, &two, &steps)));
     assert!(err.contains("cpu:2 (data-parallel)"), "{err}");
     // The same global batch: the same gradient, summed in another order (two partial sums
     // over each device's rows, then their sum), so float32 rounding, amplified a little by
     // AdamW's division by sqrt(v) over six steps: 4.8e-6 measured here, against weights of
     // order 1e-2 to 1; the bound leaves room for other CPUs' SIMD paths (GradCache's is 1e-4).
-    let diff = max_diff(&weights(&one.join("model")), &weights(&two.join("model")));
+    let diff = run_diff(&one, &two);
     eprintln!("two CPU replicas vs one device, max |weight difference| after 6 steps: {diff:e}");
     assert!(diff > 0.0 && diff < 5e-5, "{diff}");
     let (a, b) = (losses(&one), losses(&two));
@@ -737,20 +679,11 @@ fn two_cpu_replicas_train_the_weights_of_one_device_and_resume_identically() {
     }
     // Killed at step 4 and resumed on two replicas: the uninterrupted two-replica weights.
     let killed = dir.join("killed");
-    let mut args = common(&model, &data, &killed);
-    args.extend(steps);
-    args.extend(["--devices", "cpu:2"]);
-    kill_once(&args, &killed.join("checkpoints/step-00000004/state.json"));
-    assert!(
-        !killed.join("model").exists(),
-        "the run finished before the kill"
-    );
+    let mut args = common_and(&model, &data, &killed, &steps);
+    kill_at(&args, &killed, 4);
     args.push("--resume");
     ok(&train(&args));
-    let diff = max_diff(
-        &weights(&two.join("model")),
-        &weights(&killed.join("model")),
-    );
+    let diff = run_diff(&two, &killed);
     assert!(diff <= 1e-6, "resumed weights differ by {diff}");
     // Nonsense device lists are refused by name.
     for (bad, expected) in [
@@ -768,11 +701,7 @@ fn two_cpu_replicas_train_the_weights_of_one_device_and_resume_identically() {
             "--devices",
             bad,
         ]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains(expected),
-            "{bad}: {err}"
-        );
+        refused(&out, &[expected]);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -810,12 +739,10 @@ fn anchors(dir: &Path) -> PathBuf {
 fn distillation_adds_nothing_while_the_model_is_its_teacher_then_acts() {
     let (dir, model, data, plain) = fresh("distill", 6);
     let anchors = anchors(&dir);
-    let mut args = common(&model, &data, &plain);
-    args.extend(["--max-steps", "4"]);
+    let args = common_and(&model, &data, &plain, &["--max-steps", "4"]);
     ok(&train(&args));
     let distilled = dir.join("distilled");
-    let mut args = common(&model, &data, &distilled);
-    args.extend([
+    let flags = [
         "--max-steps",
         "4",
         "--distill-data",
@@ -824,7 +751,8 @@ fn distillation_adds_nothing_while_the_model_is_its_teacher_then_acts() {
         "10",
         "--distill-batch",
         "3",
-    ]);
+    ];
+    let args = common_and(&model, &data, &distilled, &flags);
     let err = ok(&train(&args));
     assert!(err.contains("distillation: 4 anchors"), "{err}");
     let (a, b) = (losses(&plain), losses(&distilled));
@@ -850,22 +778,22 @@ fn bad_distillation_settings_and_anchors_are_refused_before_training() {
     let inf_ir = dir.join("inf-ir.jsonl");
     let first = std::fs::read_to_string(&data).unwrap();
     std::fs::write(&inf_ir, first.lines().next().unwrap().to_string() + "\n").unwrap();
-    let mut args = common(&model, &data, &out);
-    args.extend(["--max-steps", "1", "--distill-data", s(&inf_ir)]);
+    let flags = ["--max-steps", "1", "--distill-data", s(&inf_ir)];
+    let args = common_and(&model, &data, &out, &flags);
     let run = train(&args);
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(!run.status.success());
     assert!(err.contains("inf-ir.jsonl: record 1"), "{err}");
     let anchors = anchors(&dir);
-    let mut args = common(&model, &data, &out);
-    args.extend([
+    let flags = [
         "--max-steps",
         "1",
         "--distill-data",
         s(&anchors),
         "--grad-cache-chunk",
         "2",
-    ]);
+    ];
+    let args = common_and(&model, &data, &out, &flags);
     let run = train(&args);
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("direct step only"));
@@ -979,8 +907,8 @@ fn a_lesson_on_one_judged_topic_trains_on_its_pairs_and_is_judged_on_a_held_out_
 #[test]
 fn start_share_saves_the_mix_of_start_and_trained_weights_as_trainer_interpolate_does() {
     let (dir, model, data, out) = fresh("start-share", 6);
-    let mut args = common(&model, &data, &out);
-    args.extend(["--max-steps", "3", "--start-share", "0.5"]);
+    let flags = ["--max-steps", "3", "--start-share", "0.5"];
+    let args = common_and(&model, &data, &out, &flags);
     ok(&train(&args));
     let (start, tuned, mixed) = (
         weights(&model),
@@ -1022,9 +950,7 @@ fn start_share_saves_the_mix_of_start_and_trained_weights_as_trainer_interpolate
         (model.as_path(), "1.5", "within 0 and 1"),
         (base.as_path(), "0.5", "shape differs"),
     ] {
-        let run = interpolate(start, share, &refused);
-        let err = String::from_utf8_lossy(&run.stderr);
-        assert!(!run.status.success() && err.contains(says), "{err}");
+        crate::common::refused(&interpolate(start, share, &refused), &[says]);
         assert!(!refused.exists());
     }
 }
@@ -1063,8 +989,8 @@ fn every_numeric_setting_out_of_range_is_refused_by_its_flag_before_training() {
     // The same check holds for a value from the config file.
     let config = dir.join("bad.json");
     std::fs::write(&config, r#"{"beta1": 1.5}"#).unwrap();
-    let mut args = common(&model, &data, &out);
-    args.extend(["--max-steps", "1", "--config", s(&config)]);
+    let flags = ["--max-steps", "1", "--config", s(&config)];
+    let args = common_and(&model, &data, &out, &flags);
     let run = train(&args);
     assert!(String::from_utf8_lossy(&run.stderr).contains("--beta1 must be in [0, 1)"));
 }

@@ -37,6 +37,17 @@ pub fn output_ok(cmd: &mut Command) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Runs a command; when it fails, an error saying `what` and its stderr; else its stdout.
+pub fn stdout_of(cmd: &mut Command, what: &str) -> anyhow::Result<Vec<u8>> {
+    let out = cmd.output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(out.stdout)
+}
+
 /// The cargo that runs xtask (`$CARGO`), else `cargo` from PATH, without xtask's own
 /// variables ([`cargo_at`]).
 pub fn cargo() -> Command {

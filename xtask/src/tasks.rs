@@ -7,7 +7,7 @@ use std::process::Command;
 use anyhow::Context;
 
 use crate::compare::write_marked;
-use crate::process::{cargo, home, root, run, step, target_dir, venv_python};
+use crate::process::{cargo, home, root, run, stdout_of, step, target_dir, venv_python};
 use crate::{model, setup};
 
 /// `cargo xtask demo`.
@@ -117,17 +117,29 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What a compatibility check starts from: `(model, python, trainer, work)`, the default
+/// model's folder, the Python of a venv with `packages`, the test build's `trainer`, and the
+/// work folder `<tmp>/ifir-NAME-PID`, removed if an earlier run left it.
+fn compat_setup(
+    name: &str,
+    packages: &[(&str, &str)],
+) -> anyhow::Result<(PathBuf, PathBuf, PathBuf, PathBuf)> {
+    let model_dir = model::fetch_default()?;
+    let python = venv_python(packages)?;
+    crate::web::build_test_trainer()?;
+    let trainer = target_dir().join("debug/trainer");
+    let work = std::env::temp_dir().join(format!("ifir-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    Ok((model_dir, python, trainer, work))
+}
+
 /// `cargo xtask st-compat`: fine-tunes the default model for two steps with the test build's
 /// `trainer train`, embeds texts with `trainer embed`, and has sentence-transformers load the
 /// written folder and embed the same texts (every cosine >= 0.9999, in
 /// `trainer/tests/st_load.py`).
 pub fn st_compat() -> anyhow::Result<()> {
-    let model_dir = model::fetch_default()?;
-    let python = venv_python(&[("sentence-transformers", "sentence_transformers")])?;
-    crate::web::build_test_trainer()?;
-    let trainer = target_dir().join("debug/trainer");
-    let work = std::env::temp_dir().join(format!("ifir-st-compat-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
+    let packages = [("sentence-transformers", "sentence_transformers")];
+    let (model_dir, python, trainer, work) = compat_setup("st-compat", &packages)?;
     std::fs::create_dir_all(&work)?;
     let records = work.join("train.jsonl");
     crate::bench::training_records(&records, 8)?;
@@ -185,15 +197,11 @@ pub fn st_compat() -> anyhow::Result<()> {
 /// (MTEB's Parquet layout) and FollowIR's MTEB form, loaded with `mteb`'s own
 /// `TaskResult.from_disk` (venv from PyPI), whose main scores must be the trainer's.
 pub fn mteb_compat() -> anyhow::Result<()> {
-    let model_dir = model::fetch_default()?;
-    let python = venv_python(&[
+    let packages = [
         ("sentence-transformers", "sentence_transformers"),
         ("mteb==2.26.24", "mteb"),
-    ])?;
-    crate::web::build_test_trainer()?;
-    let trainer = target_dir().join("debug/trainer");
-    let work = std::env::temp_dir().join(format!("ifir-mteb-compat-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
+    ];
+    let (model_dir, python, trainer, work) = compat_setup("mteb-compat", &packages)?;
     let mut expected = Vec::new();
     for (set, task, key) in [
         ("mteb-parquet", "SciFact", "ndcg@10"),
@@ -201,16 +209,13 @@ pub fn mteb_compat() -> anyhow::Result<()> {
     ] {
         expected.push(mteb_result(&trainer, &model_dir, &work, (set, task, key))?);
     }
-    let out = Command::new(python)
-        .arg(root().join("trainer/tests/mteb_load.py"))
-        .args(expected.iter().map(|(p, _, _)| p))
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "MTEB refused a result file: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let loaded = String::from_utf8(out.stdout)?;
+    let loaded = stdout_of(
+        Command::new(python)
+            .arg(root().join("trainer/tests/mteb_load.py"))
+            .args(expected.iter().map(|(p, _, _)| p)),
+        "MTEB refused a result file",
+    )?;
+    let loaded = String::from_utf8(loaded)?;
     for (expected, line) in expected.iter().zip(loaded.lines()) {
         check_mteb_reads(expected, line)?;
     }
@@ -230,23 +235,20 @@ fn mteb_result(
     (set, task, key): (&str, &str, &str),
 ) -> anyhow::Result<MtebExpected> {
     let fixtures = root().join("engine/tests/fixtures/published");
-    let out = Command::new(trainer)
-        .args(["eval", "--json", "--set"])
-        .arg(fixtures.join(set))
-        .arg("--model")
-        .arg(model_dir)
-        .arg("--mteb-output")
-        .arg(work)
-        .args(["--mteb-task", task])
-        .arg("--save-runs")
-        .arg(work.join(set))
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "trainer eval on {set}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let out = stdout_of(
+        Command::new(trainer)
+            .args(["eval", "--json", "--set"])
+            .arg(fixtures.join(set))
+            .arg("--model")
+            .arg(model_dir)
+            .arg("--mteb-output")
+            .arg(work)
+            .args(["--mteb-task", task])
+            .arg("--save-runs")
+            .arg(work.join(set)),
+        &format!("trainer eval on {set}"),
+    )?;
+    let report: serde_json::Value = serde_json::from_slice(&out)?;
     let score = report
         .get(key)
         .or_else(|| report["og"].get(key))
@@ -287,12 +289,8 @@ fn check_mteb_reads((path, score, ranking): &MtebExpected, line: &str) -> anyhow
 /// open it (`trainer/tests/lancedb_load.py`): the model fingerprint, every row, the index, and
 /// each probed row's own id first in a dot-product search.
 pub fn lancedb_compat() -> anyhow::Result<()> {
-    let model_dir = model::fetch_default()?;
-    let python = venv_python(&[("lancedb==0.40.0", "lancedb")])?;
-    crate::web::build_test_trainer()?;
-    let trainer = target_dir().join("debug/trainer");
-    let work = std::env::temp_dir().join(format!("ifir-lancedb-compat-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
+    let packages = [("lancedb==0.40.0", "lancedb")];
+    let (model_dir, python, trainer, work) = compat_setup("lancedb-compat", &packages)?;
     std::fs::create_dir_all(&work)?;
     let index = work.join("demo.ifidx");
     let db = work.join("db");
@@ -309,17 +307,14 @@ pub fn lancedb_compat() -> anyhow::Result<()> {
         .arg("--store")
         .arg(&db)
         .args(["--ann", "ivf-pq", "--partitions", "4"]))?;
-    let out = Command::new(python)
-        .arg(root().join("trainer/tests/lancedb_load.py"))
-        .arg(&db)
-        .arg("corpus")
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "LanceDB's Python library refused the table: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let read: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let out = stdout_of(
+        Command::new(python)
+            .arg(root().join("trainer/tests/lancedb_load.py"))
+            .arg(&db)
+            .arg("corpus"),
+        "LanceDB's Python library refused the table",
+    )?;
+    let read: serde_json::Value = serde_json::from_slice(&out)?;
     // The index file: magic (8 bytes), header length (u64 LE), JSON header.
     let bytes = std::fs::read(&index)?;
     let len = u64::from_le_bytes(bytes[8..16].try_into()?) as usize;

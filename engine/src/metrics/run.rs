@@ -27,6 +27,29 @@ pub fn threads() -> usize {
     }
 }
 
+/// `f` of every item of `items`, each on its own scoped thread, in the items' order; a panic
+/// in `f` panics here as "`what` panicked".
+pub(crate) fn on_threads<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> R + Sync,
+    what: &str,
+) -> Vec<R> {
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = items
+            .iter()
+            .map(|item| scope.spawn(move || f(item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|e| panic!("{what} panicked: {e:?}"))
+            })
+            .collect()
+    })
+}
+
 /// The documents a system returned for each query, with their scores.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Run {
@@ -126,16 +149,7 @@ impl Run {
     pub fn parse_trec(text: &str, path: &Path) -> Result<Self> {
         let pieces = split_at_lines(text, if text.len() > 1 << 20 { threads() } else { 1 });
         let parsed: Vec<std::result::Result<Piece<'_>, (usize, String)>> = if pieces.len() > 1 {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = pieces
-                    .iter()
-                    .map(|p| scope.spawn(move || parse_piece(p)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("run parser panicked"))
-                    .collect()
-            })
+            on_threads(&pieces, |p| parse_piece(p), "run parser")
         } else {
             pieces.iter().map(|p| parse_piece(p)).collect()
         };
@@ -159,17 +173,13 @@ impl Run {
         }
         let lists: Vec<(&String, &Vec<(String, f64)>)> = queries.iter().collect();
         let duplicate = if lists.len() > 1 && pieces.len() > 1 {
-            let chunk = lists.len().div_ceil(pieces.len());
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = lists
-                    .chunks(chunk)
-                    .map(|part| scope.spawn(move || part.iter().find_map(|q| duplicate_in(*q))))
-                    .collect();
-                handles
-                    .into_iter()
-                    .filter_map(|h| h.join().expect("run checker panicked"))
-                    .next()
-            })
+            let parts: Vec<_> = lists.chunks(lists.len().div_ceil(pieces.len())).collect();
+            let found = on_threads(
+                &parts,
+                |part| part.iter().find_map(|q| duplicate_in(*q)),
+                "run checker",
+            );
+            found.into_iter().flatten().next()
         } else {
             lists.iter().find_map(|q| duplicate_in(*q))
         };

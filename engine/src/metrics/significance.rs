@@ -167,40 +167,37 @@ pub fn regularized_incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
     }
 }
 
+/// Lentz's guard: a value this close to zero is replaced by it.
+const TINY: f64 = 1e-300;
+
+/// `v`, or `TINY` when `v` is closer to zero than that (Lentz's method).
+fn off_zero(v: f64) -> f64 {
+    if v.abs() < TINY {
+        TINY
+    } else {
+        v
+    }
+}
+
+/// One step of Lentz's method for the continued fraction's coefficient `aa`: the new `c` and
+/// `d` from the previous ones; the value takes the factor `d * c`.
+fn lentz_step(aa: f64, c: f64, d: f64) -> (f64, f64) {
+    (off_zero(1.0 + aa / c), 1.0 / off_zero(1.0 + aa * d))
+}
+
 fn beta_continued_fraction(x: f64, a: f64, b: f64) -> f64 {
-    const TINY: f64 = 1e-300;
     let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
     let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
+    let mut d = 1.0 / off_zero(1.0 - qab * x / qap);
     let mut h = d;
     for m in 1..10_000 {
         let m = m as f64;
         let m2 = 2.0 * m;
         let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
+        (c, d) = lentz_step(aa, c, d);
         h *= d * c;
         let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
+        (c, d) = lentz_step(aa, c, d);
         let delta = d * c;
         h *= delta;
         if (delta - 1.0).abs() < 1e-15 {

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use crate::data::Qrels;
 use crate::error::{EngineError, Result};
 
-use super::run::{threads, Run};
+use super::run::{on_threads, threads, Run};
 
 /// What a metric measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -249,17 +249,13 @@ pub fn evaluate(qrels: &Qrels, run: &Run, metrics: &[Metric], queries: QuerySet)
         .sum();
     let threads = threads().min(todo.len().max(1));
     let per_query: BTreeMap<String, Vec<f64>> = if threads > 1 && work > 100_000 {
-        let chunk = todo.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = todo
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("metric worker panicked"))
-                .collect()
-        })
+        let parts: Vec<_> = todo.chunks(todo.len().div_ceil(threads)).collect();
+        let values = on_threads(
+            &parts,
+            |part| part.iter().map(one).collect::<Vec<_>>(),
+            "metric worker",
+        );
+        values.into_iter().flatten().collect()
     } else {
         todo.iter().map(one).collect()
     };

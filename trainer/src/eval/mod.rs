@@ -57,28 +57,26 @@ fn print_table(report: &Report) {
 /// queries without judgments are ignored (as trec_eval does) and judged queries missing from
 /// the run score 0 (as `trec_eval -c` does).
 fn warn_coverage(qrels: &engine::data::Qrels, run: &Run, qrels_path: &Path, run_path: &Path) {
-    let unjudged: Vec<&str> = run
-        .query_ids()
-        .filter(|q| !qrels.contains_key(*q))
-        .collect();
-    if let Some(first) = unjudged.first() {
-        eprintln!(
-            "warning: {}: {} quer{} without judgments in {} (e.g. '{first}') not evaluated",
-            run_path.display(),
-            unjudged.len(),
-            if unjudged.len() == 1 { "y" } else { "ies" },
-            qrels_path.display()
-        );
-    }
-    let missing: Vec<&String> = qrels.keys().filter(|q| run.docs(q).is_none()).collect();
-    if let Some(first) = missing.first() {
-        eprintln!(
-            "warning: {}: {} judged quer{} missing from the run (e.g. '{first}') score 0, as with trec_eval -c",
-            run_path.display(),
-            missing.len(),
-            if missing.len() == 1 { "y" } else { "ies" },
-        );
-    }
+    // A warning about the queries `ids` (none: no warning): the run, their count, then what
+    // `says` with the plural ending of "quer" and the first of them.
+    let warn = |ids: Vec<&str>, says: &dyn Fn(&str, &str) -> String| {
+        if let Some(first) = ids.first() {
+            let ending = if ids.len() == 1 { "y" } else { "ies" };
+            let run = run_path.display();
+            eprintln!("warning: {run}: {} {}", ids.len(), says(ending, first));
+        }
+    };
+    let unjudged = run.query_ids().filter(|q| !qrels.contains_key(*q));
+    warn(unjudged.collect(), &|y, first| {
+        let qrels = qrels_path.display();
+        format!("quer{y} without judgments in {qrels} (e.g. '{first}') not evaluated")
+    });
+    let missing = qrels.keys().filter(|q| run.docs(q).is_none());
+    warn(missing.map(String::as_str).collect(), &|y, first| {
+        format!(
+            "judged quer{y} missing from the run (e.g. '{first}') score 0, as with trec_eval -c"
+        )
+    });
 }
 
 /// `trainer eval`: one of its forms, then the reports written, compared or printed.

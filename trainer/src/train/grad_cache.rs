@@ -1,6 +1,8 @@
 //! GradCache and the loss's gradient with respect to the embeddings, which the data-parallel
 //! step ([`super::parallel`]) shares.
 
+use std::ops::Range;
+
 use anyhow::Context;
 use burn::module::Module;
 use burn::optim::{GradientsAccumulator, GradientsParams};
@@ -37,21 +39,25 @@ pub fn grad_cache_step(
         return Ok((v, GradientsParams::new()));
     };
     let mut accumulator = GradientsAccumulator::<TrainModel>::new();
-    for r in ranges(layout.pairs.len()) {
-        let e = model.embed_pairs(texts, layout, r.clone())?;
-        let surrogate = (e * d_pairs.clone().narrow(0, r.start, r.len()).autodiff()).sum();
-        accumulator.accumulate(
-            model,
-            GradientsParams::from_grads(surrogate.backward(), model),
-        );
-    }
-    for r in ranges(layout.passages.len()) {
-        let e = model.embed_passages(texts, layout, r.clone())?;
-        let surrogate = (e * d_passages.clone().narrow(0, r.start, r.len()).autodiff()).sum();
-        accumulator.accumulate(
-            model,
-            GradientsParams::from_grads(surrogate.backward(), model),
-        );
+    // Each side (pairs, then passages): its rows, their embeddings' gradient, and its embedding.
+    type Embed<'a> = &'a dyn Fn(Range<usize>) -> engine::Result<Tensor<2>>;
+    let sides: [(usize, Tensor<2>, Embed); 2] = [
+        (layout.pairs.len(), d_pairs, &|r| {
+            model.embed_pairs(texts, layout, r)
+        }),
+        (layout.passages.len(), d_passages, &|r| {
+            model.embed_passages(texts, layout, r)
+        }),
+    ];
+    for (rows, gradient, embed) in sides {
+        for r in ranges(rows) {
+            let e = embed(r.clone())?;
+            let surrogate = (e * gradient.clone().narrow(0, r.start, r.len()).autodiff()).sum();
+            accumulator.accumulate(
+                model,
+                GradientsParams::from_grads(surrogate.backward(), model),
+            );
+        }
     }
     Ok((v, accumulator.grads()))
 }
