@@ -337,7 +337,9 @@ async fn encode_on_page(
 }
 
 /// After the encoding workers failed: a CPU encoder on the page's thread, which encodes this
-/// corpus and ranks its queries (the next corpus asks the workers again).
+/// corpus and ranks its queries, and becomes the page's encoder (failed workers are not asked
+/// again; a new model or backend starts new ones). The swap is untracked: this very corpus
+/// is encoded here, not a second time by the resource that follows the encoder.
 async fn encode_on_new_page_encoder(p: Page, corpus: Vec<Passage>) -> engine::Result<PageSession> {
     let files = p
         .model
@@ -346,6 +348,9 @@ async fn encode_on_new_page_encoder(p: Page, corpus: Vec<Passage>) -> engine::Re
         .ok_or_else(|| engine::EngineError::Invalid("no model files".into()))?;
     let on_page = encoder_on_page(p, &files, &engine::Device::flex()).await?;
     let encoder = Rc::new(PageEncoder::OnPage(on_page.clone()));
+    p.model
+        .encoder
+        .update_untracked(|e| *e = Some(encoder.clone()));
     encode_on_page(p, encoder, &on_page, corpus).await
 }
 
