@@ -1,36 +1,40 @@
 #!/usr/bin/env bash
-# GPU throughput, in one run on one GPU: the engine on burn-wgpu (Vulkan) against
-# sentence-transformers on PyTorch CUDA, same model, texts and training records; then the
-# agreement of the two GPU embeddings. Embedding: engine/examples/embed_throughput.rs against
-# st_throughput.py; training: `trainer train --loss infonce` against st_train_throughput.py
-# (the shapes of `cargo xtask bench-train`).
+# GPU throughput and the lever table, in one run on one GPU: the engine on burn-wgpu (Vulkan)
+# against sentence-transformers on PyTorch CUDA (fp32, and fp16 autocast as a second anchor),
+# same model, texts and training records; each lever of the engine switched alone; a per-kernel
+# profile; the agreement of the GPU embeddings with PyTorch's, and f16's demo-set ranking
+# against f32's.
 #
 # Usage: engine/benches/gpu.sh MODEL_DIR TEXTS.jsonl RECORDS.jsonl OUT_DIR
 #   MODEL_DIR   a model folder; int8 or F16 weights (`trainer export --int8`) are first
 #               written out in f32 (dequantize.py) so that both sides load the same values
 #   TEXTS       {"_id","text"} lines to embed; RECORDS: instruction-negative training records
 #               (`cargo xtask bench-train` writes them), at least 64 x 8
-# Build first (here or on a machine with cargo):
-#   cargo build --release -p trainer --features vulkan
-#   cargo build --release -p engine --features vulkan --example embed_throughput
-# Environment: TRAINER, EMBED_THROUGHPUT (built with `--features vulkan`; default
-#   target/release/trainer and target/release/examples/embed_throughput), PYTHON (with torch on
-#   CUDA and sentence-transformers; default python3), DEVICE (the engine's: vulkan).
+# Builds of the trainer (here or on a machine with cargo), one folder each under BINS:
+#   BINS/plain/trainer     cargo build --release -p trainer --features vulkan
+#   BINS/autotune/trainer  the same with --features vulkan,gpu-autotune            (optional)
+#   BINS/fused/trainer     the same with --features vulkan,gpu-autotune,gpu-fusion (optional)
+# Environment: BINS (default: a folder whose plain/ is target/release), PYTHON (with torch on
+#   CUDA and sentence-transformers; default python3), DEVICE (the engine's: vulkan), QUICK=1
+#   (no batch-32 embedding, no batch-16 training).
+# Last, gpu_table.py prints every result with its ratio to the anchors (results.jsonl).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 model=$1 texts=$2 records=$3 out=$4
 root=$(cd "$here/../.." && pwd)
-trainer=${TRAINER:-$root/target/release/trainer}
-embed=${EMBED_THROUGHPUT:-$root/target/release/examples/embed_throughput}
 python=${PYTHON:-python3}
 device=${DEVICE:-vulkan}
+if [ -z "${BINS:-}" ]; then
+    BINS=$(mktemp -d)
+    ln -s "$root/target/release" "$BINS/plain"
+fi
 mkdir -p "$out"
-# Large files (the f32 weights, the trained models) go to a scratch folder; OUT_DIR gets the
-# results, logs and training metrics only.
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 results=$out/results.jsonl
 : >"$results"
+variants=$(for v in plain autotune fused; do [ -x "$BINS/$v/trainer" ] && echo $v; done)
+echo "builds: $variants"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 if "$python" - "$model" <<'PY'
@@ -44,51 +48,116 @@ then
     model=$scratch/model-f32
 fi
 
-# Embedding throughput: 3 passes over the texts after a warm-up batch, each batch size.
-for batch in 32 128; do
-    for side in engine st; do
-        if [ $side = engine ]; then
-            line=$(timeout 120 "$embed" "$model" "$texts" $batch 3 "$device" f32 | tail -1)
-        else
-            line=$(timeout 120 "$python" "$here/st_throughput.py" "$model" "$texts" $batch 3 cuda | tail -1)
-        fi
-        echo "embed batch $batch $side: $line"
-        [ -n "$line" ] && echo "{\"task\":\"embed\",\"batch\":$batch,\"result\":$line}" >>"$results"
-    done
-done
+# One result line: {"task","batch","build","result"}.
+record() { [ -n "$4" ] && echo "{\"task\":\"$1\",\"batch\":$2,\"build\":\"$3\",\"result\":$4}" >>"$results"; }
 
-# Training throughput: 8 steps, 64/256 tokens, timed over the steps after the first.
-for batch in 16 64; do
-    run=$scratch/train-$batch
-    timeout 180 "$trainer" train --loss infonce --warmup-ratio 0 --checkpoint-every 0 \
+# Embedding: 4 passes over the texts; the rate of the last 3 (kernels compile, and tune, in the
+# first; sentence-transformers' warm-up is one batch, its compilation was done by PyTorch's
+# build).
+engine_embed() { # build batch precision padding readback [attention]
+    local line attention=${6:-decomposed}
+    line=$(timeout 150 "$BINS/$1/trainer" embed --model "$model" --input "$texts" --output "$scratch/e.jsonl" \
+        --repeat 4 --device "$device" --batch-size "$2" --precision "$3" --padding "$4" --readback "$5" \
+        --attention "$attention" 2>"$out/embed-$1-$2-$3-$4-$5-$attention.log" | tail -1)
+    echo "embed b$2 $1 $3 $4 $5 $attention: $line"
+    record embed "$2" "$1" "$line"
+}
+st_embed() { # batch precision
+    local line
+    line=$(timeout 150 "$python" "$here/st_throughput.py" "$model" "$texts" "$1" 3 cuda "$2" | tail -1)
+    echo "embed b$1 st $2: $line"
+    record embed "$1" st "$line"
+}
+# Training: 8 steps, 64/256 tokens, timed over the steps after the first (buckets are the GPU's
+# padding in training too).
+engine_train() { # build batch
+    local run=$scratch/train-$1-$2 line
+    timeout 240 "$BINS/$1/trainer" train --loss infonce --warmup-ratio 0 --checkpoint-every 0 \
         --device "$device" --model "$model" --data "$records" --output "$run" \
-        --batch-size $batch --max-steps 8 --query-max-length 64 --passage-max-length 256 \
-        >"$out/train-$batch.log" 2>&1
-    tail -3 "$out/train-$batch.log"
-    cp "$run/metrics.jsonl" "$out/train-$batch-metrics.jsonl" 2>/dev/null
-    line=$("$python" - "$run/metrics.jsonl" "$device" <<'PY'
+        --batch-size "$2" --max-steps 8 --query-max-length 64 --passage-max-length 256 \
+        >"$out/train-$1-$2.log" 2>&1
+    line=$("$python" - "$run/metrics.jsonl" "$device" "$1" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rows = [r for r in rows if isinstance(r.get("loss"), (int, float))]
 secs = rows[-1]["elapsed_s"] - rows[0]["elapsed_s"]
 pairs = sum(r["pairs"] for r in rows[1:])
-print(json.dumps({"system": f"trainer train --loss infonce (burn-wgpu, {sys.argv[2]})",
+print(json.dumps({"system": f"trainer train --loss infonce (burn-wgpu, {sys.argv[2]}, {sys.argv[3]} build)",
                   "pairs": pairs, "seconds": secs, "pairs_per_s": pairs / secs}))
 PY
 )
-    echo "train batch $batch engine: $line"
-    [ -n "$line" ] && echo "{\"task\":\"train\",\"batch\":$batch,\"result\":$line}" >>"$results"
-    line=$(timeout 120 "$python" "$root/trainer/benches/st_train_throughput.py" "$model" "$records" \
-        $batch 8 64 256 cuda | tail -1)
-    echo "train batch $batch st: $line"
-    [ -n "$line" ] && echo "{\"task\":\"train\",\"batch\":$batch,\"result\":$line}" >>"$results"
-done
+    echo "train b$2 $1: $line"
+    record train "$2" "$1" "$line"
+}
+st_train() { # batch
+    local line
+    line=$(timeout 150 "$python" "$root/trainer/benches/st_train_throughput.py" "$model" "$records" \
+        "$1" 8 64 256 cuda | tail -1)
+    echo "train b$1 st: $line"
+    record train "$1" st "$line"
+}
+profile() {
+    # Profile: each kernel's GPU time (cubecl's profiler, which waits for every kernel: the
+    # per-kernel shares, not the throughput) over one pass at batch 128 and two training steps.
+    head -512 "$texts" >"$scratch/profile-texts.jsonl"
+    CUBECL_DEBUG_LOG="$scratch/embed-profile.log" CUBECL_DEBUG_OPTION=profile timeout 120 \
+        "$BINS/plain/trainer" embed --model "$model" --input "$scratch/profile-texts.jsonl" --output "$scratch/p.jsonl" \
+        --device "$device" --batch-size 128 >/dev/null 2>&1
+    "$python" "$here/gpu_profile.py" "$scratch/embed-profile.log" 4 >"$out/profile-embed.txt"
+    CUBECL_DEBUG_LOG="$scratch/train-profile.log" CUBECL_DEBUG_OPTION=profile timeout 150 \
+        "$BINS/plain/trainer" train --loss infonce --warmup-ratio 0 --checkpoint-every 0 \
+        --device "$device" --model "$model" --data "$records" --output "$scratch/train-profile" \
+        --batch-size 64 --max-steps 2 --query-max-length 64 --passage-max-length 256 >/dev/null 2>&1
+    "$python" "$here/gpu_profile.py" "$scratch/train-profile.log" 2 >"$out/profile-train.txt"
+    head -30 "$out/profile-embed.txt"
+    head -30 "$out/profile-train.txt"
+}
+agreement() {
+    # Agreement: the engine's GPU embeddings (f32, then f16) against sentence-transformers on CUDA.
+    head -256 "$texts" >"$out/parity-texts.jsonl"
+    for precision in f32 f16; do
+        timeout 120 "$BINS/plain/trainer" embed --device "$device" --precision $precision --model "$model" \
+            --input "$out/parity-texts.jsonl" --output "$scratch/parity-$precision.jsonl" >"$out/parity-$precision.log" 2>&1
+        line=$("$python" "$here/gpu_parity.py" "$model" "$out/parity-texts.jsonl" "$scratch/parity-$precision.jsonl" cuda | tail -1)
+        echo "parity $precision: $line"
+        record "parity-$precision" 32 plain "$line"
+    done
+    # f16's ranking of the demo set against f32's, same GPU, paired tests.
+    for precision in f32 f16; do
+        timeout 120 "$BINS/plain/trainer" eval --set "$root/engine/demo" --model "$model" --device "$device" \
+            --precision $precision --output "$scratch/demo-$precision.json" >"$out/demo-$precision.log" 2>&1
+    done
+    "$BINS/plain/trainer" eval --compare "$scratch/demo-f32.json" "$scratch/demo-f16.json" >"$out/demo-compare.txt" 2>&1
+    cat "$out/demo-compare.txt"
+}
 
-# Agreement: the engine's GPU embeddings against sentence-transformers on CUDA.
-head -256 "$texts" >"$out/parity-texts.jsonl"
-timeout 120 "$trainer" embed --device "$device" --model "$model" \
-    --input "$out/parity-texts.jsonl" --output "$out/parity-engine.jsonl" >"$out/parity.log" 2>&1
-line=$("$python" "$here/gpu_parity.py" "$model" "$out/parity-texts.jsonl" "$out/parity-engine.jsonl" cuda | tail -1)
-echo "parity: $line"
-[ -n "$line" ] && echo "{\"task\":\"parity\",\"result\":$line}" >>"$results"
-echo "results: $results"
+# In order of what matters most, so that a run cut short keeps the most: the anchors and each
+# lever alone on the plain build, the agreement, training, the profiles, then the builds with
+# burn's autotuning and fusion.
+st_embed 128 fp32
+st_embed 128 fp16
+engine_embed plain 128 f32 longest each-batch
+engine_embed plain 128 f32 buckets each-batch
+engine_embed plain 128 f32 longest pipelined
+engine_embed plain 128 f32 buckets pipelined
+engine_embed plain 128 f16 buckets pipelined
+agreement
+st_train 64
+engine_train plain 64
+profile
+for v in $variants; do
+    [ $v = plain ] && continue
+    engine_embed $v 128 f32 longest pipelined
+    engine_embed $v 128 f32 buckets pipelined
+    engine_embed $v 128 f32 buckets pipelined fused
+    engine_embed $v 128 f16 buckets pipelined
+    engine_train $v 64
+done
+if [ -z "${QUICK:-}" ]; then
+    st_embed 32 fp32
+    engine_embed plain 32 f32 longest each-batch
+    engine_embed plain 32 f32 buckets pipelined
+    st_train 16
+    engine_train plain 16
+fi
+"$python" "$here/gpu_table.py" "$results" | tee "$out/table.md"

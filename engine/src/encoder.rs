@@ -7,14 +7,14 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, FloatDType, Tensor, TensorData};
 
 use crate::bert::BertModel;
 use crate::config::{ModelConfig, Pooling};
 use crate::error::{EngineError, Result};
 use crate::instruction::{CrossAttentionInteraction, Interaction, QueryTemplate};
 use crate::model_files::{ModelFiles, TOKENIZER_JSON};
-use crate::tokenize::{TextTokenizer, TokenBatch};
+use crate::tokenize::{Padding, TextTokenizer, TokenBatch};
 
 /// Default number of texts per forward pass (sentence-transformers' default too).
 pub const DEFAULT_BATCH_SIZE: usize = 32;
@@ -114,6 +114,10 @@ pub enum Precision {
     /// activations per row, on the CPU backend. Faster on CPUs with AVX-512 VNNI; the
     /// embeddings move within the quantisation's error (BENCHMARKS.md: nDCG@10 and cosines).
     Int8,
+    /// 16-bit floats for the whole transformer on a GPU backend (weights and activations;
+    /// pooling and normalisation stay f32): half the bytes moved and the GPU's half-precision
+    /// matrix units. The embeddings move within f16's rounding (BENCHMARKS.md, "GPU").
+    F16,
 }
 
 impl std::fmt::Display for Precision {
@@ -121,6 +125,7 @@ impl std::fmt::Display for Precision {
         f.write_str(match self {
             Precision::F32 => "f32",
             Precision::Int8 => "int8",
+            Precision::F16 => "f16",
         })
     }
 }
@@ -132,7 +137,8 @@ impl std::str::FromStr for Precision {
         match s {
             "f32" => Ok(Precision::F32),
             "int8" => Ok(Precision::Int8),
-            other => Err(format!("unknown precision '{other}': use f32 or int8")),
+            "f16" => Ok(Precision::F16),
+            other => Err(format!("unknown precision '{other}': use f32, int8 or f16")),
         }
     }
 }
@@ -150,6 +156,40 @@ pub struct EmbeddingSpace {
     pub max_seq_length: usize,
 }
 
+/// When the encoder reads a batch's embeddings back from the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Readback {
+    /// After the next batch's forward pass is queued, so that a GPU computes one batch while
+    /// the host queues the next and waits for the one before (on the CPU, where every
+    /// operation runs when it is called, the same as [`Readback::EachBatch`]).
+    #[default]
+    Pipelined,
+    /// Each batch's before the next is queued: the device idles while the host queues.
+    EachBatch,
+}
+
+impl std::fmt::Display for Readback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Readback::Pipelined => "pipelined",
+            Readback::EachBatch => "each-batch",
+        })
+    }
+}
+
+impl std::str::FromStr for Readback {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "pipelined" => Ok(Readback::Pipelined),
+            "each-batch" => Ok(Readback::EachBatch),
+            other => Err(EngineError::Invalid(format!(
+                "unknown readback '{other}': use pipelined or each-batch"
+            ))),
+        }
+    }
+}
+
 /// A loaded sentence encoder: tokenizer, transformer, pooling, normalisation, and how an
 /// instruction meets a query ([`Interaction`]).
 pub struct Encoder {
@@ -161,6 +201,11 @@ pub struct Encoder {
     interaction: Interaction,
     /// Texts per forward pass.
     pub batch_size: usize,
+    /// How far each batch is padded: to its longest text on the CPU, to a few fixed lengths
+    /// on a GPU ([`Padding::for_device`]).
+    pub padding: Padding,
+    /// When each batch's embeddings are read back.
+    pub readback: Readback,
     /// Awaited after the embeddings and after each layer of every forward pass of the async
     /// methods, when set ([`Encoder::pause_between_layers`]).
     pause: Option<Pause>,
@@ -243,6 +288,8 @@ impl Encoder {
             fingerprint,
             interaction: interaction.unwrap_or_default(),
             batch_size: DEFAULT_BATCH_SIZE,
+            padding: Padding::for_device(device),
+            readback: Readback::default(),
             pause: None,
         })
     }
@@ -251,10 +298,30 @@ impl Encoder {
     /// error on any other device); back to f32 means reloading the model.
     pub fn set_precision(&mut self, precision: Precision) -> Result<()> {
         match precision {
-            Precision::F32 if self.model.is_int8() => Err(EngineError::Invalid(
-                "the encoder already runs in int8; load the model again for f32".into(),
-            )),
+            Precision::F32 if self.model.is_int8() || self.model.is_half() => {
+                Err(EngineError::Invalid(
+                    "the encoder runs in reduced precision; load the model again for f32".into(),
+                ))
+            }
             Precision::F32 => Ok(()),
+            Precision::F16 if crate::kernels::is_cpu(&self.device) || self.model.is_int8() => {
+                Err(EngineError::Invalid(format!(
+                    "f16 precision runs on a GPU backend in f32 weights only, not on {:?}",
+                    self.device
+                )))
+            }
+            Precision::F16 if self.model.is_half() => Ok(()),
+            Precision::F16 if !self.device.supports_dtype(FloatDType::F16) => {
+                Err(EngineError::Invalid(format!(
+                    "this GPU has no 16-bit float arithmetic ({:?}): use f32",
+                    self.device
+                )))
+            }
+            Precision::F16 => {
+                self.model.cast_float(FloatDType::F16);
+                self.fingerprint.push_str("+f16");
+                Ok(())
+            }
             Precision::Int8 if !crate::kernels::is_cpu_inference(&self.device) => {
                 Err(EngineError::Invalid(format!(
                     "int8 precision runs on the CPU backend only, not on {:?}",
@@ -262,6 +329,9 @@ impl Encoder {
                 )))
             }
             Precision::Int8 if self.model.is_int8() => Ok(()),
+            Precision::Int8 if self.model.is_half() => Err(EngineError::Invalid(
+                "the encoder runs in f16; load the model again for int8".into(),
+            )),
             Precision::Int8 => {
                 self.model.quantize_int8()?;
                 // Other embeddings: caches and index files keyed by the fingerprint tell them apart.
@@ -269,6 +339,12 @@ impl Encoder {
                 Ok(())
             }
         }
+    }
+
+    /// Computes self-attention with `kernel` from now on (the same embeddings; a lever of
+    /// BENCHMARKS.md's GPU table).
+    pub fn set_attention(&mut self, kernel: crate::bert::AttentionKernel) {
+        self.model.set_attention(kernel);
     }
 
     /// Gives the thread back (awaits `pause()`) after the embeddings and after each layer of
@@ -369,31 +445,58 @@ impl Encoder {
         texts: &[&str],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Embeddings> {
-        let plan = Plan::new(&self.tokenizer, texts, self.batch_size)?;
+        let plan = Plan::new(&self.tokenizer, texts, self.batch_size)?
+            .padded(self.padding, self.config.bert.max_position_embeddings);
         let mut out = Embeddings::zeros(texts.len(), self.dim());
         let mut done = 0;
+        let mut queued: Option<(&[usize], Tensor<2>)> = None;
         for rows in &plan.batches {
-            let batch = plan.batch(rows, self.config.bert.pad_token_id);
-            let (ids, mask) = batch.tensors(&self.device);
-            let mut pass = self.model.start(ids, mask);
-            // A short batch (one query, say) runs its whole pass in one task: well under a
-            // long task's 50 ms, and each pause costs the page a timer's delay.
-            let pausing = batch.ids.len() > PAUSE_MIN_TOKENS;
-            if pausing {
-                self.pause().await;
+            let pooled = self.queue_batch(&plan, rows).await;
+            if self.readback == Readback::EachBatch {
+                done += self.write_back(rows, pooled, &mut out).await?;
+                progress(done, texts.len());
+            } else if let Some((rows, pooled)) = queued.replace((rows, pooled)) {
+                done += self.write_back(rows, pooled, &mut out).await?;
+                progress(done, texts.len());
             }
-            while pass.step() {
-                if pausing {
-                    self.pause().await;
-                }
-            }
-            let pooled = pool(pass.finish(), &batch, self.config.pooling, &self.device);
-            let values = self.read_back(pooled).await?;
-            out.set_rows(rows, &values, self.config.normalize);
-            done += rows.len();
+        }
+        if let Some((rows, pooled)) = queued {
+            done += self.write_back(rows, pooled, &mut out).await?;
             progress(done, texts.len());
         }
         Ok(out)
+    }
+
+    /// Queues the forward pass and pooling of batch `rows` of `plan` on the device (on the
+    /// CPU: runs them), pausing between layers when the batch is long.
+    async fn queue_batch(&self, plan: &Plan, rows: &[usize]) -> Tensor<2> {
+        let batch = plan.batch(rows, self.config.bert.pad_token_id);
+        let (ids, mask) = batch.tensors(&self.device);
+        let mut pass = self.model.start(ids, mask);
+        // A short batch (one query, say) runs its whole pass in one task: well under a
+        // long task's 50 ms, and each pause costs the page a timer's delay.
+        let pausing = batch.ids.len() > PAUSE_MIN_TOKENS;
+        if pausing {
+            self.pause().await;
+        }
+        while pass.step() {
+            if pausing {
+                self.pause().await;
+            }
+        }
+        pool(pass.finish(), &batch, self.config.pooling, &self.device)
+    }
+
+    /// Reads `pooled` back into rows `rows` of `out`; returns the number of rows.
+    async fn write_back(
+        &self,
+        rows: &[usize],
+        pooled: Tensor<2>,
+        out: &mut Embeddings,
+    ) -> Result<usize> {
+        let values = self.read_back(pooled).await?;
+        out.set_rows(rows, &values, self.config.normalize);
+        Ok(rows.len())
     }
 
     /// Embeds queries under their instructions, `(instruction, query)` pairs, the way this
@@ -490,6 +593,9 @@ pub(crate) struct Plan {
     tokens: Vec<Vec<u32>>,
     /// Row indices of each batch.
     pub batches: Vec<Vec<usize>>,
+    padding: Padding,
+    /// The model's longest input (its position table).
+    limit: usize,
 }
 
 impl Plan {
@@ -502,13 +608,28 @@ impl Plan {
             .chunks(batch_size.max(1))
             .map(|c| c.to_vec())
             .collect();
-        Ok(Plan { tokens, batches })
+        Ok(Plan {
+            tokens,
+            batches,
+            padding: Padding::Longest,
+            limit: usize::MAX,
+        })
+    }
+
+    /// The same plan with its batches padded by `padding`, never past `limit` tokens.
+    pub fn padded(self, padding: Padding, limit: usize) -> Self {
+        Plan {
+            padding,
+            limit,
+            ..self
+        }
     }
 
     /// The padded token batch of rows `rows`.
     pub fn batch(&self, rows: &[usize], pad_id: u32) -> TokenBatch {
         let rows: Vec<&[u32]> = rows.iter().map(|&i| self.tokens[i].as_slice()).collect();
-        TokenBatch::pad(&rows, pad_id)
+        let longest = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+        TokenBatch::pad_to(&rows, pad_id, self.padding.length(longest, self.limit))
     }
 }
 
@@ -530,6 +651,8 @@ pub(crate) fn forward_pooled(
 /// Every mode except max is a weighted sum over tokens, with weights computed on the host from
 /// the real lengths: mean (1/len), CLS (first token), last token (position len-1), mean-sqrt-len.
 pub fn pool(hidden: Tensor<3>, batch: &TokenBatch, pooling: Pooling, device: &Device) -> Tensor<2> {
+    // Pooled in f32 whatever the transformer ran in (a no-op for f32 states).
+    let hidden = hidden.cast(FloatDType::F32);
     let [b, s, d] = hidden.dims();
     if pooling == Pooling::Max {
         let mask = Tensor::<2>::from_data(TensorData::new(batch.mask.clone(), [b, s]), device);

@@ -13,7 +13,7 @@ use std::str::FromStr;
 use burn::module::Module;
 use burn::nn::Linear;
 use burn::tensor::activation::softmax;
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, FloatDType, Tensor, TensorData};
 
 use crate::bert::{BertModel, WeightReader};
 use crate::error::{EngineError, Result};
@@ -287,7 +287,9 @@ impl CrossAttentionInteraction {
             let tokens = tokenizer.encode(&texts)?;
             let rows: Vec<&[u32]> = tokens.iter().map(|t| t.as_slice()).collect();
             let (ids, mask) = TokenBatch::pad(&rows, pad_id).tensors(&device);
-            Ok((model.forward(ids, mask.clone()), mask))
+            // f32 states whatever the transformer ran in: this module's weights are f32.
+            let states = model.forward(ids, mask.clone()).cast(FloatDType::F32);
+            Ok((states, mask))
         };
         let (hi, mi) = states(pairs.iter().map(|p| p.0).collect())?;
         let (hq, mq) = states(pairs.iter().map(|p| p.1).collect())?;

@@ -154,6 +154,14 @@ fn runs_kernels(device: &Device) -> bool {
     )
 }
 
+/// Whether `device` is the CPU backend, with or without autodiff.
+pub fn is_cpu(device: &Device) -> bool {
+    matches!(
+        device.clone().inner().as_dispatch(),
+        DispatchDevice::Flex(_)
+    )
+}
+
 /// Whether `device` is the CPU backend without autodiff: where the 8-bit dense layers
 /// ([`crate::int8`]) run.
 pub fn is_cpu_inference(device: &Device) -> bool {

@@ -91,7 +91,7 @@ pub use burn::tensor::Device;
 pub use config::{BertConfig, ModelConfig, Pooling};
 pub use data::{EvalSet, Mode, Passage, Query};
 #[cfg(feature = "encoder")]
-pub use encoder::{EmbeddingSpace, Embeddings, Encoder, Precision};
+pub use encoder::{EmbeddingSpace, Embeddings, Encoder, Precision, Readback};
 pub use error::{EngineError, Result};
 #[cfg(feature = "encoder")]
 pub use instruction::{CrossAttentionInteraction, QueryTemplate};

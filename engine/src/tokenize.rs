@@ -116,10 +116,85 @@ impl TextTokenizer {
     }
 }
 
+/// How far a batch is padded.
+///
+/// A CPU does work for every padded token, so it pads to the batch's longest text. A GPU
+/// compiles, tunes and fuses its kernels once per shape: with every batch at a new length it
+/// would do that again for each batch, so it pads up to one of a few lengths
+/// ([`Padding::Buckets`]). Padding never changes an embedding: padded positions are masked out
+/// of attention and pooling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Padding {
+    /// To the batch's longest text.
+    #[default]
+    Longest,
+    /// Up to the next multiple of 16 tokens to 128, of 32 to 256, then of 64: 16 lengths up to
+    /// 512, at most 15, 31 and 63 padded tokens more than [`Padding::Longest`].
+    Buckets,
+}
+
+impl std::fmt::Display for Padding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Padding::Longest => "longest",
+            Padding::Buckets => "buckets",
+        })
+    }
+}
+
+impl std::str::FromStr for Padding {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "longest" => Ok(Padding::Longest),
+            "buckets" => Ok(Padding::Buckets),
+            other => Err(EngineError::Invalid(format!(
+                "unknown padding '{other}': use longest or buckets"
+            ))),
+        }
+    }
+}
+
+impl Padding {
+    /// [`Padding::Longest`] on the CPU backend, [`Padding::Buckets`] on every other.
+    pub fn for_device(device: &Device) -> Self {
+        if crate::kernels::is_cpu(device) {
+            Padding::Longest
+        } else {
+            Padding::Buckets
+        }
+    }
+
+    /// The padded length of a batch whose longest row has `longest` tokens, never over
+    /// `limit` (the model's position table) unless `longest` itself is.
+    pub fn length(self, longest: usize, limit: usize) -> usize {
+        let longest = longest.max(1);
+        let padded = match self {
+            Padding::Longest => longest,
+            Padding::Buckets => {
+                let step = match longest {
+                    0..=128 => 16,
+                    129..=256 => 32,
+                    _ => 64,
+                };
+                longest.div_ceil(step) * step
+            }
+        };
+        padded.min(limit.max(longest))
+    }
+}
+
 impl TokenBatch {
     /// Pads `rows` to their longest member with `pad_id`.
     pub fn pad(rows: &[&[u32]], pad_id: u32) -> Self {
-        let seq = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
+        let longest = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+        Self::pad_to(rows, pad_id, longest)
+    }
+
+    /// Pads `rows` to `seq` tokens (at least their longest member's length) with `pad_id`.
+    pub fn pad_to(rows: &[&[u32]], pad_id: u32, seq: usize) -> Self {
+        let longest = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+        let seq = seq.max(longest).max(1);
         let mut ids = vec![pad_id as i64; rows.len() * seq];
         let mut mask = vec![0.0; rows.len() * seq];
         for (i, row) in rows.iter().enumerate() {

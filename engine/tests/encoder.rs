@@ -408,6 +408,75 @@ fn text_alone_equals_text_in_a_batch_with_much_longer_texts() {
     assert!(max_diff < 1e-5, "max abs difference {max_diff}");
 }
 
+/// The GPU levers change when work is done and how much padding it carries, never the
+/// embeddings: on the CPU, where CI runs them, bucketed padding and pipelined readback give the
+/// plain path's embeddings, in input order, with progress for every row.
+#[test]
+fn bucketed_padding_and_pipelined_readback_leave_embeddings_unchanged() {
+    use engine::tokenize::Padding;
+    use engine::Readback;
+    let mut enc = common::cpu_encoder();
+    assert_eq!(
+        enc.padding,
+        Padding::Longest,
+        "the CPU pads to the longest text"
+    );
+    enc.batch_size = 3;
+    let long = "a passage of some length about retrieval ".repeat(9);
+    let texts = [
+        "one",
+        long.as_str(),
+        "a somewhat longer second text",
+        "three",
+        "4",
+        "fifth text here",
+        "seven",
+    ];
+    enc.readback = Readback::EachBatch;
+    let plain = enc.encode(&texts).unwrap();
+    enc.padding = Padding::Buckets;
+    enc.readback = Readback::Pipelined;
+    let mut reported = Vec::new();
+    let levers = enc
+        .encode_with_progress(&texts, &mut |done, total| reported.push((done, total)))
+        .unwrap();
+    assert_eq!(reported, vec![(3, 7), (6, 7), (7, 7)]);
+    for i in 0..texts.len() {
+        let c = common::cosine(plain.row(i), levers.row(i));
+        assert!(c > 0.999999, "row {i}: cosine {c}");
+    }
+}
+
+#[test]
+fn padding_buckets_are_few_and_never_past_the_position_table() {
+    use engine::tokenize::Padding;
+    let lengths: std::collections::BTreeSet<usize> =
+        (1..=512).map(|n| Padding::Buckets.length(n, 512)).collect();
+    assert_eq!(lengths.len(), 16, "{lengths:?}");
+    for n in 1..=512 {
+        let padded = Padding::Buckets.length(n, 512);
+        assert!(padded >= n && padded - n < 64, "{n} -> {padded}");
+        assert_eq!(Padding::Longest.length(n, 512), n);
+    }
+    assert_eq!(Padding::Buckets.length(17, 512), 32);
+    assert_eq!(Padding::Buckets.length(130, 512), 160);
+    assert_eq!(
+        Padding::Buckets.length(500, 510),
+        510,
+        "clamped to the table"
+    );
+    assert_eq!(Padding::Buckets.length(0, 512), 16);
+}
+
+#[test]
+fn half_precision_is_refused_on_the_cpu() {
+    let mut enc = common::cpu_encoder();
+    let err = enc.set_precision(engine::Precision::F16).unwrap_err();
+    assert!(err.to_string().contains("GPU"), "{err}");
+    enc.set_precision(engine::Precision::Int8).unwrap();
+    assert!(enc.set_precision(engine::Precision::F16).is_err());
+}
+
 #[test]
 fn output_keeps_input_order_and_empty_input_is_empty() {
     let mut enc = common::cpu_encoder();

@@ -26,10 +26,24 @@ pub struct ComputeArgs {
     /// Texts per forward pass.
     #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
     pub batch_size: usize,
-    /// Arithmetic of the dense layers: f32, or int8 (8-bit products on the CPU; faster where
-    /// the CPU has AVX-512 VNNI, embeddings within the quantisation's error).
+    /// Arithmetic of the dense layers: f32, int8 (8-bit products on the CPU; faster where
+    /// the CPU has AVX-512 VNNI, embeddings within the quantisation's error) or f16 (the
+    /// whole transformer in half precision on a GPU backend).
     #[arg(long, default_value = "f32")]
     pub precision: engine::Precision,
+    /// How far each batch is padded: longest (to its longest text; the CPU's default) or
+    /// buckets (to a few fixed lengths, so a GPU compiles and tunes its kernels once per
+    /// length; a GPU's default). The embeddings are the same.
+    #[arg(long)]
+    pub padding: Option<engine::tokenize::Padding>,
+    /// When a GPU's results are read back: pipelined (while the next batch computes) or
+    /// each-batch; for measuring the difference (BENCHMARKS.md, "GPU").
+    #[arg(long, default_value = "pipelined", hide = true)]
+    pub readback: engine::Readback,
+    /// How self-attention is computed: decomposed, or fused (burn's attention operation:
+    /// flash attention where a GPU build with autotuning measures it faster); for measuring.
+    #[arg(long, default_value = "decomposed", hide = true)]
+    pub attention: engine::bert::AttentionKernel,
 }
 
 impl ModelArgs {
@@ -49,6 +63,11 @@ impl ModelArgs {
         let mut encoder = engine::Encoder::load(&self.model, &device)?;
         encoder.set_precision(compute.precision)?;
         encoder.batch_size = compute.batch_size;
+        if let Some(padding) = compute.padding {
+            encoder.padding = padding;
+        }
+        encoder.readback = compute.readback;
+        encoder.set_attention(compute.attention);
         Ok(encoder)
     }
 }

@@ -160,6 +160,11 @@ pub struct EmbedArgs {
     /// Output JSONL: one {"_id": str, "embedding": [floats]} per line, in input order.
     #[arg(long)]
     pub output: PathBuf,
+    /// Embed the input this many times and print each pass's seconds and the rate after the
+    /// first pass as one JSON line (a throughput measurement: a GPU compiles its kernels
+    /// during the first pass).
+    #[arg(long, default_value_t = 1, value_parser = crate::args::positive)]
+    pub repeat: usize,
 }
 
 /// `trainer index`.

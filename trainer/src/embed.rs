@@ -24,10 +24,19 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
     }
     let encoder = args.model.load()?;
     let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
-    let bar = progress::bar(texts.len(), "embedding");
-    let embeddings =
-        encoder.encode_with_progress(&texts, &mut |done, _| bar.set_position(done as u64))?;
-    bar.finish_and_clear();
+    let mut passes = Vec::with_capacity(args.repeat);
+    let mut embeddings = engine::Embeddings::new(encoder.dim());
+    for _ in 0..args.repeat {
+        let started = std::time::Instant::now();
+        let bar = progress::bar(texts.len(), "embedding");
+        embeddings =
+            encoder.encode_with_progress(&texts, &mut |done, _| bar.set_position(done as u64))?;
+        bar.finish_and_clear();
+        passes.push(started.elapsed().as_secs_f64());
+    }
+    if args.repeat > 1 {
+        println!("{}", throughput(&args, &encoder, texts.len(), &passes));
+    }
     // Atomic: an interrupted run never leaves a partial file.
     engine::data::write_jsonl(
         &args.output,
@@ -43,4 +52,30 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
         args.output.display()
     );
     Ok(())
+}
+
+/// The JSON line of `--repeat`: each pass's seconds, and the rate of the passes after the first.
+fn throughput(
+    args: &EmbedArgs,
+    encoder: &engine::Encoder,
+    texts: usize,
+    passes: &[f64],
+) -> serde_json::Value {
+    let steady: f64 = passes[1..].iter().sum();
+    let compute = &args.model.compute;
+    serde_json::json!({
+        "system": format!(
+            "trainer embed (device {}, {}, {} padding, {} readback, {} attention, batch {})",
+            compute.device,
+            compute.precision,
+            encoder.padding,
+            encoder.readback,
+            encoder.model().attention(),
+            encoder.batch_size
+        ),
+        "passages": texts * (passes.len() - 1),
+        "pass_seconds": passes,
+        "seconds": steady,
+        "passages_per_s": (texts * (passes.len() - 1)) as f64 / steady.max(1e-12),
+    })
 }

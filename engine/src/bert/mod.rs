@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use burn::module::{Module, Param, ParamId};
+use burn::module::{Module, ModuleMapper, Param, ParamId};
 use burn::nn::{Embedding, LayerNorm, LayerNormConfig, Linear};
 use burn::tensor::activation::{gelu_approximate, relu};
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, FloatDType, Int, Tensor, TensorData};
 use safetensors::SafeTensors;
 
 use crate::config::{Activation, BertConfig};
@@ -67,6 +67,41 @@ struct LayerInt8 {
     output: QuantizedLinear,
 }
 
+/// How self-attention is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AttentionKernel {
+    /// Scores, mask, softmax and the weighted sum as separate operations: every backend, and
+    /// the form training differentiates.
+    #[default]
+    Decomposed,
+    /// burn's attention operation: in a GPU build with autotuning (the engine's
+    /// `gpu-autotune` feature) flash attention where it measures faster, elsewhere the same
+    /// separate operations.
+    Fused,
+}
+
+impl std::fmt::Display for AttentionKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AttentionKernel::Decomposed => "decomposed",
+            AttentionKernel::Fused => "fused",
+        })
+    }
+}
+
+impl std::str::FromStr for AttentionKernel {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "decomposed" => Ok(AttentionKernel::Decomposed),
+            "fused" => Ok(AttentionKernel::Fused),
+            other => Err(EngineError::Invalid(format!(
+                "unknown attention '{other}': use decomposed or fused"
+            ))),
+        }
+    }
+}
+
 /// A BERT encoder (no pooler head: sentence encoders pool the token states themselves).
 #[derive(Module, Debug)]
 pub struct BertModel {
@@ -75,6 +110,9 @@ pub struct BertModel {
     /// The shape it was built with (names its weights in [`weight_table`]).
     #[module(skip)]
     config: BertConfig,
+    /// How its self-attention is computed.
+    #[module(skip)]
+    attention: AttentionKernel,
 }
 
 impl BertModel {
@@ -105,6 +143,37 @@ impl BertModel {
         self.layers.iter().any(|l| l.int8.is_some())
     }
 
+    /// Casts every weight to `dtype` (the activations follow: each operation runs in its
+    /// inputs' type). For inference on a GPU ([`crate::Encoder::set_precision`]).
+    pub fn cast_float(&mut self, dtype: FloatDType) {
+        struct Cast(FloatDType);
+        impl ModuleMapper for Cast {
+            fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+                let dtype = self.0;
+                param.map(|t| t.cast(dtype))
+            }
+        }
+        *self = self.clone().map(&mut Cast(dtype));
+    }
+
+    /// Computes self-attention with `kernel` from now on.
+    pub fn set_attention(&mut self, kernel: AttentionKernel) {
+        self.attention = kernel;
+    }
+
+    /// How self-attention is computed.
+    pub fn attention(&self) -> AttentionKernel {
+        self.attention
+    }
+
+    /// Whether the weights are in a 16-bit float type.
+    pub fn is_half(&self) -> bool {
+        matches!(
+            self.embeddings.word.weight.val().dtype(),
+            DType::F16 | DType::BF16
+        )
+    }
+
     /// The forward pass one stage at a time, for a caller that gives the thread back between
     /// stages (the page, so that no task runs long): the embeddings now, then one layer per
     /// [`Forward::step`].
@@ -118,8 +187,12 @@ impl BertModel {
         let types = Tensor::<2, Int>::zeros([batch, seq], &device);
         let e = &self.embeddings;
         let x = e.word.forward(ids) + e.position.forward(positions) + e.token_type.forward(types);
-        // [batch, 1, 1, seq]: broadcast over heads and query positions.
-        let bias = mask_bias(mask).reshape([batch, 1, 1, seq]);
+        // [batch, 1, 1, seq]: broadcast over heads and query positions. Made in f32, then in
+        // the states' type: in f16 the masked entries become -inf, which softmax still zeroes
+        // (every row keeps its real tokens).
+        let bias = mask_bias(mask.cast(FloatDType::F32))
+            .cast(x.dtype())
+            .reshape([batch, 1, 1, seq]);
         Forward {
             model: self,
             x: Some(e.norm.forward(x)),
@@ -145,9 +218,9 @@ impl Forward<'_> {
         let Some(layer) = self.model.layers.get(self.next) else {
             return false;
         };
-        let act = self.model.config.hidden_act;
+        let (act, attention) = (self.model.config.hidden_act, self.model.attention);
         if let Some(x) = self.x.take() {
-            self.x = Some(layer.forward(x, self.bias.clone(), act));
+            self.x = Some(layer.forward(x, self.bias.clone(), act, attention));
         }
         self.next += 1;
         true
@@ -163,9 +236,15 @@ impl Forward<'_> {
 }
 
 impl BertLayer {
-    fn forward(&self, x: Tensor<3>, bias: Tensor<4>, activation: Activation) -> Tensor<3> {
+    fn forward(
+        &self,
+        x: Tensor<3>,
+        bias: Tensor<4>,
+        activation: Activation,
+        kernel: AttentionKernel,
+    ) -> Tensor<3> {
         let int8 = self.int8.as_deref();
-        let x = self.attention.forward(x, bias, int8);
+        let x = self.attention.forward(x, bias, int8, kernel);
         let h = match int8 {
             Some(q) => dense_int8(x.clone(), &q.intermediate),
             None => self.intermediate.forward(x.clone()),
@@ -237,7 +316,13 @@ fn dense_int8(x: Tensor<3>, q: &QuantizedLinear) -> Tensor<3> {
 }
 
 impl BertAttention {
-    fn forward(&self, x: Tensor<3>, bias: Tensor<4>, int8: Option<&LayerInt8>) -> Tensor<3> {
+    fn forward(
+        &self,
+        x: Tensor<3>,
+        bias: Tensor<4>,
+        int8: Option<&LayerInt8>,
+        kernel: AttentionKernel,
+    ) -> Tensor<3> {
         let [batch, seq, hidden] = x.dims();
         let head_dim = hidden / self.heads;
         let split = |t: Tensor<3>| {
@@ -260,15 +345,22 @@ impl BertAttention {
             ),
         };
         let (q, k, v) = (split(q), split(k), split(v));
-        let scores = q
-            .matmul(k.transpose())
-            .mul_scalar(1.0 / (head_dim as f64).sqrt())
-            + bias;
-        let weights = crate::kernels::softmax_last(scores);
-        let context = weights
-            .matmul(v)
-            .swap_dims(1, 2)
-            .reshape([batch, seq, hidden]);
+        let context = match kernel {
+            AttentionKernel::Decomposed => {
+                let scores = q
+                    .matmul(k.transpose())
+                    .mul_scalar(1.0 / (head_dim as f64).sqrt())
+                    + bias;
+                crate::kernels::softmax_last(scores).matmul(v)
+            }
+            AttentionKernel::Fused => {
+                // True where a key is padding, for every head and query position; the
+                // operation scales by 1/sqrt(head_dim) itself.
+                let masked = bias.lower_elem(-1.0).expand([batch, self.heads, seq, seq]);
+                burn::tensor::module::attention(q, k, v, Some(masked), None, Default::default())
+            }
+        };
+        let context = context.swap_dims(1, 2).reshape([batch, seq, hidden]);
         let out = match int8 {
             Some(q) => dense_int8(context, &q.attention_output),
             None => self.output.forward(context),

@@ -336,6 +336,7 @@ impl BertModel {
             embeddings,
             layers,
             config: config.clone(),
+            attention: Default::default(),
         })
     }
 

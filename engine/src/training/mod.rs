@@ -44,8 +44,9 @@ pub fn l2_normalize_rows(x: Tensor<2>) -> Tensor<2> {
 
 /// Embeds `texts` with gradients flowing into `model` (when it lives on an autodiff device):
 /// the encoder's own planning and forward pass ([`crate::encoder::Plan`],
-/// [`crate::encoder::forward_pooled`]) in length-sorted batches of at most `chunk` texts, then
-/// L2-normalised rows in input order.
+/// [`crate::encoder::forward_pooled`]) in length-sorted batches of at most `chunk` texts, padded
+/// as the device pads ([`crate::tokenize::Padding::for_device`]), then L2-normalised rows in
+/// input order.
 pub fn embed(
     model: &BertModel,
     tokenizer: &TextTokenizer,
@@ -55,7 +56,10 @@ pub fn embed(
     chunk: usize,
 ) -> Result<Tensor<2>> {
     let device = model_device(model);
-    let plan = Plan::new(tokenizer, texts, chunk)?;
+    let plan = Plan::new(tokenizer, texts, chunk)?.padded(
+        crate::tokenize::Padding::for_device(&device),
+        model.config().max_position_embeddings,
+    );
     let parts: Vec<Tensor<2>> = plan
         .batches
         .iter()

@@ -269,11 +269,14 @@ pub fn direct_gradients(
         value = value + term(model)?;
     }
     let value = value.div_scalar(accumulation as f64);
-    let v = scalar(value.clone())?;
+    // The backward pass is queued before the loss is read: on a GPU the read waits for both
+    // passes instead of the device idling while the host queues the backward one.
+    let grads = value.backward();
+    let v = scalar(value)?;
     if !v.is_finite() {
         return Ok((v * accumulation as f64, GradientsParams::new()));
     }
-    let grads = GradientsParams::from_grads(value.backward(), model);
+    let grads = GradientsParams::from_grads(grads, model);
     Ok((v * accumulation as f64, grads))
 }
 
