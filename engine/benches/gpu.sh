@@ -136,6 +136,7 @@ agreement() {
 # burn's autotuning and fusion.
 st_embed 128 fp32
 st_embed 128 fp16
+st_embed 128 half
 engine_embed plain 128 f32 longest each-batch
 engine_embed plain 128 f32 buckets each-batch
 engine_embed plain 128 f32 longest pipelined

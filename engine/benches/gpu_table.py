@@ -16,19 +16,21 @@ def rate(result):
 
 
 def anchors(rows, task, batch):
-    """sentence-transformers' rates for (task, batch): {"fp32": r, "fp16": r}."""
+    """sentence-transformers' rates for (task, batch) by arithmetic: {"fp32", "fp16" (autocast),
+    "half" (the model cast to fp16)}."""
     found = {}
     for r in rows:
         if r["task"] == task and r["batch"] == batch and r["build"] == "st":
             system = r["result"].get("system", "")
-            found["fp16" if "fp16" in system else "fp32"] = rate(r["result"])
+            kind = system.rstrip(")").rsplit(",", 1)[-1].strip()
+            found[kind if kind in ("fp16", "half") else "fp32"] = rate(r["result"])
     return found
 
 
 def main():
     rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-    print("| task | batch | build | system | rate | / PyTorch fp32 | / PyTorch fp16 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| task | batch | build | system | rate | / PyTorch fp32 | / fp16 autocast | / fp16 model |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if r["task"] not in ("embed", "train"):
             continue
@@ -37,7 +39,7 @@ def main():
         ratio = lambda k: f"{v / a[k]:.2f}x" if a.get(k) else ""
         unit = "passages/s" if r["task"] == "embed" else "pairs/s"
         print(f"| {r['task']} | {r['batch']} | {r['build']} | {r['result'].get('system', '?')} "
-              f"| {v:,.1f} {unit} | {ratio('fp32')} | {ratio('fp16')} |")
+              f"| {v:,.1f} {unit} | {ratio('fp32')} | {ratio('fp16')} | {ratio('half')} |")
     for r in rows:
         if r["task"].startswith("parity"):
             res = r["result"]

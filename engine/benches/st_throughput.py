@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """sentence-transformers (PyTorch) throughput on the same texts as the engine's
 embed_throughput example. Usage: st_throughput.py MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [DEVICE]
-[PRECISION] (DEVICE: cpu, the default, or cuda; PRECISION: fp32, the default, or fp16 / bf16:
-PyTorch's autocast, f32 weights with half-precision products)."""
+[PRECISION] (DEVICE: cpu, the default, or cuda; PRECISION: fp32, the default; fp16 / bf16:
+PyTorch's autocast, f32 weights with half-precision products; half: the model cast to fp16,
+`model.half()`, as the engine's `--precision f16` casts it)."""
 import contextlib
 import json
 import sys
@@ -27,6 +28,8 @@ def main():
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
     texts = read_passages(path)
     model = SentenceTransformer(model_dir, device=device)
+    if precision == "half":
+        model = model.half()
     arithmetic = (torch.autocast(device, dtype=dtypes[precision]) if precision in dtypes
                   else contextlib.nullcontext())
     with arithmetic:

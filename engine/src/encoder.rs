@@ -201,8 +201,8 @@ pub struct Encoder {
     interaction: Interaction,
     /// Texts per forward pass.
     pub batch_size: usize,
-    /// How far each batch is padded: to its longest text on the CPU, to a few fixed lengths
-    /// on a GPU ([`Padding::for_device`]).
+    /// How far each batch is padded: to its longest text, or to a few fixed lengths on a GPU
+    /// build that tunes kernels per shape ([`Padding::for_device`]).
     pub padding: Padding,
     /// When each batch's embeddings are read back.
     pub readback: Readback,

@@ -31,9 +31,9 @@ pub struct ComputeArgs {
     /// whole transformer in half precision on a GPU backend).
     #[arg(long, default_value = "f32")]
     pub precision: engine::Precision,
-    /// How far each batch is padded: longest (to its longest text; the CPU's default) or
-    /// buckets (to a few fixed lengths, so a GPU compiles and tunes its kernels once per
-    /// length; a GPU's default). The embeddings are the same.
+    /// How far each batch is padded: longest (to its longest text) or buckets (to a few fixed
+    /// lengths, so a GPU build with `gpu-autotune` tunes its kernels once per length; its
+    /// default on a GPU). The embeddings are the same.
     #[arg(long)]
     pub padding: Option<engine::tokenize::Padding>,
     /// When a GPU's results are read back: pipelined (while the next batch computes) or
