@@ -168,27 +168,7 @@ pub enum Readback {
     EachBatch,
 }
 
-impl std::fmt::Display for Readback {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Readback::Pipelined => "pipelined",
-            Readback::EachBatch => "each-batch",
-        })
-    }
-}
-
-impl std::str::FromStr for Readback {
-    type Err = EngineError;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "pipelined" => Ok(Readback::Pipelined),
-            "each-batch" => Ok(Readback::EachBatch),
-            other => Err(EngineError::Invalid(format!(
-                "unknown readback '{other}': use pipelined or each-batch"
-            ))),
-        }
-    }
-}
+text_names!(Readback, "readback", { Pipelined => "pipelined", EachBatch => "each-batch" });
 
 /// A loaded sentence encoder: tokenizer, transformer, pooling, normalisation, and how an
 /// instruction meets a query ([`Interaction`]).

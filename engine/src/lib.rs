@@ -54,6 +54,34 @@ macro_rules! serde_as_text {
     };
 }
 
+/// `Display` and `FromStr` (errors: [`EngineError::Invalid`]) for an enum named by fixed words:
+/// `text_names!(Padding, "padding", { Longest => "longest", Buckets => "buckets" })`.
+macro_rules! text_names {
+    ($t:ident, $what:literal, { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(match self {
+                    $($t::$variant => $name,)+
+                })
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = $crate::error::EngineError;
+            fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+                match s {
+                    $($name => Ok($t::$variant),)+
+                    other => Err($crate::error::EngineError::Invalid(format!(
+                        "unknown {} '{other}': use {}",
+                        $what,
+                        [$($name),+].join(" or ")
+                    ))),
+                }
+            }
+        }
+    };
+}
+
 pub mod atomic;
 #[cfg(feature = "encoder")]
 pub mod backend;

@@ -132,27 +132,7 @@ pub enum Padding {
     Buckets,
 }
 
-impl std::fmt::Display for Padding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Padding::Longest => "longest",
-            Padding::Buckets => "buckets",
-        })
-    }
-}
-
-impl std::str::FromStr for Padding {
-    type Err = EngineError;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "longest" => Ok(Padding::Longest),
-            "buckets" => Ok(Padding::Buckets),
-            other => Err(EngineError::Invalid(format!(
-                "unknown padding '{other}': use longest or buckets"
-            ))),
-        }
-    }
-}
+text_names!(Padding, "padding", { Longest => "longest", Buckets => "buckets" });
 
 impl Padding {
     /// [`Padding::Buckets`] on a GPU in a build that tunes or fuses kernels per shape (the

@@ -466,6 +466,13 @@ fn padding_buckets_are_few_and_never_past_the_position_table() {
         "clamped to the table"
     );
     assert_eq!(Padding::Buckets.length(0, 512), 16);
+    assert_eq!("buckets".parse::<Padding>().unwrap(), Padding::Buckets);
+    assert_eq!(Padding::Longest.to_string(), "longest");
+    let err = "bucket".parse::<Padding>().unwrap_err().to_string();
+    assert!(
+        err.contains("'bucket'") && err.contains("longest or buckets"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -80,27 +80,7 @@ pub enum AttentionKernel {
     Fused,
 }
 
-impl std::fmt::Display for AttentionKernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            AttentionKernel::Decomposed => "decomposed",
-            AttentionKernel::Fused => "fused",
-        })
-    }
-}
-
-impl std::str::FromStr for AttentionKernel {
-    type Err = EngineError;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "decomposed" => Ok(AttentionKernel::Decomposed),
-            "fused" => Ok(AttentionKernel::Fused),
-            other => Err(EngineError::Invalid(format!(
-                "unknown attention '{other}': use decomposed or fused"
-            ))),
-        }
-    }
-}
+text_names!(AttentionKernel, "attention", { Decomposed => "decomposed", Fused => "fused" });
 
 /// A BERT encoder (no pooler head: sentence encoders pool the token states themselves).
 #[derive(Module, Debug)]
