@@ -1,9 +1,6 @@
 //! Embedding throughput of the engine.
 //!
-//! `cargo run --release -p engine --example embed_throughput -- MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray|wgpu|vulkan|cuda] [f32|int8|f16] [longest|buckets] [pipelined|each-batch]`
-//!
-//! The last two default to the device's choice (buckets on a GPU, longest on the CPU;
-//! pipelined readback): each GPU lever of BENCHMARKS.md's table switched alone.
+//! `cargo run --release -p engine --example embed_throughput -- MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray|wgpu|vulkan|cuda] [f32|int8]`
 //!
 //! (`ndarray` needs `--features ndarray`; it exists only to compare the two CPU backends. The
 //! GPU backends need their cargo feature; the GPU benchmark script `engine/benches/gpu.sh` runs
@@ -22,7 +19,7 @@ use engine::Encoder;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 3 {
-        eprintln!("usage: embed_throughput MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray|wgpu|vulkan|cuda] [f32|int8|f16] [longest|buckets] [pipelined|each-batch]");
+        eprintln!("usage: embed_throughput MODEL_DIR TEXTS.jsonl BATCH [REPEATS] [flex|ndarray] [f32|int8]");
         std::process::exit(2);
     }
     let model = PathBuf::from(&args[0]);
@@ -39,31 +36,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut encoder = Encoder::load(&model, &device)?;
     encoder.set_precision(precision)?;
     encoder.batch_size = batch;
-    if let Some(padding) = args.get(6) {
-        encoder.padding = padding.parse()?;
-    }
-    if let Some(readback) = args.get(7) {
-        encoder.readback = readback.parse()?;
-    }
     let texts: Vec<String> = passages.iter().map(|p| p.encoder_text()).collect();
     let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
     encoder.encode(&refs[..batch.min(refs.len())])?; // warm-up
-    let mut passes = Vec::with_capacity(repeats);
+    let start = Instant::now();
     for _ in 0..repeats {
-        let start = Instant::now();
         encoder.encode(&refs)?;
-        passes.push(start.elapsed().as_secs_f64());
     }
-    let secs: f64 = passes.iter().sum();
+    let secs = start.elapsed().as_secs_f64();
     let total = refs.len() * repeats;
-    // After the first pass: a GPU has compiled (and tuned) every kernel and shape by then.
-    let steady = passes
-        .get(1..)
-        .filter(|p| !p.is_empty())
-        .map(|p| (refs.len() * p.len()) as f64 / p.iter().sum::<f64>());
     println!(
         "{}",
-        serde_json::json!({"system": format!("engine (burn-{backend}, {precision}, {} padding, {} readback)", encoder.padding, encoder.readback), "passages": total, "seconds": secs, "passages_per_s": total as f64 / secs, "pass_seconds": passes, "steady_passages_per_s": steady})
+        serde_json::json!({"system": format!("engine (burn-{backend}, {precision})"), "passages": total, "seconds": secs, "passages_per_s": total as f64 / secs})
     );
     Ok(())
 }

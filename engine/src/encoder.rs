@@ -120,28 +120,7 @@ pub enum Precision {
     F16,
 }
 
-impl std::fmt::Display for Precision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Precision::F32 => "f32",
-            Precision::Int8 => "int8",
-            Precision::F16 => "f16",
-        })
-    }
-}
-
-impl std::str::FromStr for Precision {
-    type Err = String;
-
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "f32" => Ok(Precision::F32),
-            "int8" => Ok(Precision::Int8),
-            "f16" => Ok(Precision::F16),
-            other => Err(format!("unknown precision '{other}': use f32, int8 or f16")),
-        }
-    }
-}
+text_names!(Precision, "precision", { F32 => "f32", Int8 => "int8", F16 => "f16" });
 
 /// What tells one encoder's embeddings from another's: the fingerprint of its weights and
 /// arithmetic, the width, and the longest input it reads. Caches of embeddings are keyed by
@@ -284,9 +263,11 @@ impl Encoder {
                 ))
             }
             Precision::F32 => Ok(()),
-            Precision::F16 if crate::kernels::is_cpu(&self.device) || self.model.is_int8() => {
+            // int8 weights exist only on the CPU, f16 ones only on a GPU: each refusal of the
+            // other's device covers converting between the two.
+            Precision::F16 if crate::kernels::is_cpu(&self.device) => {
                 Err(EngineError::Invalid(format!(
-                    "f16 precision runs on a GPU backend in f32 weights only, not on {:?}",
+                    "f16 precision runs on a GPU backend only, not on {:?}",
                     self.device
                 )))
             }
@@ -309,9 +290,6 @@ impl Encoder {
                 )))
             }
             Precision::Int8 if self.model.is_int8() => Ok(()),
-            Precision::Int8 if self.model.is_half() => Err(EngineError::Invalid(
-                "the encoder runs in f16; load the model again for int8".into(),
-            )),
             Precision::Int8 => {
                 self.model.quantize_int8()?;
                 // Other embeddings: caches and index files keyed by the fingerprint tell them apart.
@@ -429,20 +407,18 @@ impl Encoder {
             .padded(self.padding, self.config.bert.max_position_embeddings);
         let mut out = Embeddings::zeros(texts.len(), self.dim());
         let mut done = 0;
-        let mut queued: Option<(&[usize], Tensor<2>)> = None;
-        for rows in &plan.batches {
-            let pooled = self.queue_batch(&plan, rows).await;
-            if self.readback == Readback::EachBatch {
-                done += self.write_back(rows, pooled, &mut out).await?;
-                progress(done, texts.len());
-            } else if let Some((rows, pooled)) = queued.replace((rows, pooled)) {
+        // Batches queued on the device and not yet read back: at most one more than the
+        // readback's lag, all of them after the last batch.
+        let lag = usize::from(self.readback == Readback::Pipelined);
+        let mut queued = std::collections::VecDeque::new();
+        for (i, rows) in plan.batches.iter().enumerate() {
+            queued.push_back((rows, self.queue_batch(&plan, rows).await));
+            let last = i + 1 == plan.batches.len();
+            while queued.len() > lag || (last && !queued.is_empty()) {
+                let (rows, pooled) = queued.pop_front().expect("checked non-empty");
                 done += self.write_back(rows, pooled, &mut out).await?;
                 progress(done, texts.len());
             }
-        }
-        if let Some((rows, pooled)) = queued {
-            done += self.write_back(rows, pooled, &mut out).await?;
-            progress(done, texts.len());
         }
         Ok(out)
     }

@@ -71,11 +71,18 @@ macro_rules! text_names {
             fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
                 match s {
                     $($name => Ok($t::$variant),)+
-                    other => Err($crate::error::EngineError::Invalid(format!(
-                        "unknown {} '{other}': use {}",
-                        $what,
-                        [$($name),+].join(" or ")
-                    ))),
+                    other => {
+                        let names = [$($name),+];
+                        let (last, rest) = names.split_last().expect("at least one name");
+                        let listed = match rest {
+                            [] => last.to_string(),
+                            _ => format!("{} or {last}", rest.join(", ")),
+                        };
+                        Err($crate::error::EngineError::Invalid(format!(
+                            "unknown {} '{other}': use {listed}",
+                            $what
+                        )))
+                    }
                 }
             }
         }

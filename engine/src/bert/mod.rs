@@ -170,9 +170,7 @@ impl BertModel {
         // [batch, 1, 1, seq]: broadcast over heads and query positions. Made in f32, then in
         // the states' type: in f16 the masked entries become -inf, which softmax still zeroes
         // (every row keeps its real tokens).
-        let bias = mask_bias(mask.cast(FloatDType::F32))
-            .cast(x.dtype())
-            .reshape([batch, 1, 1, seq]);
+        let bias = mask_bias(mask).cast(x.dtype()).reshape([batch, 1, 1, seq]);
         Forward {
             model: self,
             x: Some(e.norm.forward(x)),
