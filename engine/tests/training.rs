@@ -483,6 +483,69 @@ fn the_query_alone_joins_every_i_block() {
 }
 
 #[test]
+fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
+    let tuples = mixed_batch();
+    let plain = BatchLayout::new(&tuples, true, 1.0, &mut SplitMix64::new(0));
+    assert!(
+        plain.exclusions().is_empty(),
+        "no bare queries laid out, no exclusions"
+    );
+    let layout = plain.with_bare_queries();
+    let text = |pair: usize| layout.pair_texts(join)[pair].clone();
+    let found: BTreeSet<(String, String, String)> = layout
+        .exclusions()
+        .iter()
+        .map(|e| {
+            (
+                text(e.excluding),
+                text(e.bare),
+                layout.passages[e.passage].clone(),
+            )
+        })
+        .collect();
+    // The dual view's two tuples exclude each other's positive, and the InF-IR record's P1-
+    // (the positive of (I-, Q+)) is excluded wherever Q+ lists it as a negative; N2, H and the
+    // other query's D+ are no positive of a Q+ tuple, so they are not exclusions.
+    let want: BTreeSet<(String, String, String)> = [
+        ("I+ only Q+", "N*"),
+        ("I+ only Q+", "P1-"),
+        ("I rev Q+", "D+"),
+        ("I rev Q+", "P1-"),
+    ]
+    .iter()
+    .map(|(pair, p)| (pair.to_string(), "Q+".to_string(), p.to_string()))
+    .collect();
+    assert_eq!(found, want);
+
+    // The term's value against the formula: the weighted mean of
+    // -log σ((s(p, q) - s(p, (I, q))) / τ) over the exclusions, added to the contrastive loss.
+    let dim = 8;
+    let (vecs, pair_raw, passage_raw) = random_vecs(&layout, dim, 5);
+    let device = Device::flex();
+    let (pairs, passages) = matrices(&layout, pair_raw, passage_raw, dim, &device);
+    let mut loss = Loss::new("multi-p-i".parse().unwrap());
+    let without = values(burn_loss(&loss, &layout, pairs.clone(), passages.clone()))[0] as f64;
+    loss.exclusion_weight = 0.5;
+    let with = values(burn_loss(&loss, &layout, pairs, passages))[0] as f64;
+    let tau = loss.temperature;
+    let term: f64 = want
+        .iter()
+        .map(|(pair, bare, p)| {
+            let gap = (cos(&vecs[bare], &vecs[p]) - cos(&vecs[pair], &vecs[p])) / tau;
+            (1.0 + (-gap).exp()).ln()
+        })
+        .sum::<f64>()
+        / want.len() as f64;
+    assert!(term > 0.0);
+    assert!(
+        (with - without - 0.5 * term).abs() < 1e-4 * (1.0 + term),
+        "exclusion term {} vs the formula's {}",
+        (with - without) / 0.5,
+        term
+    );
+}
+
+#[test]
 fn instruction_sampling_keeps_the_anchor_and_its_siblings() {
     let tuples: Vec<TrainingTuple> = (0..20)
         .map(|i| tuple(&format!("I{i}"), &format!("Q{i}"), &format!("P{i}"), &[]))

@@ -40,6 +40,19 @@ pub struct TupleIndex {
     pub negatives: Vec<usize>,
 }
 
+/// A passage that answers a query but that an instruction rules out: its score under the
+/// excluding (instruction, query) pair should fall below its score under the query alone
+/// (InfoSearch's SICR asks `S_rev < S_ori`). Indices into the layout's lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Exclusion {
+    /// Into [`BatchLayout::pairs`]: the (instruction, query) that rules the passage out.
+    pub excluding: usize,
+    /// Into [`BatchLayout::pairs`]: the same query with the empty instruction.
+    pub bare: usize,
+    /// Into [`BatchLayout::passages`].
+    pub passage: usize,
+}
+
 /// Everything one step encodes, deduplicated, and how the tuples refer to it.
 #[derive(Debug, Clone, Default)]
 pub struct BatchLayout {
@@ -145,6 +158,22 @@ impl BatchLayout {
     /// InfoSearch's SICR asks of an instructed query (`S_ins > S_ori`). Only for objectives
     /// with an I block (the pairs it adds are encoded).
     pub fn with_query_alone(mut self) -> Self {
+        let empty = self.add_bare_queries();
+        if !self.instruction_block.contains(&empty) {
+            self.instruction_block.push(empty);
+        }
+        self
+    }
+
+    /// Lays out every query alone (the empty instruction joined with it) as an extra pair, for
+    /// the exclusion term ([`BatchLayout::exclusions`]); the I block is unchanged.
+    pub fn with_bare_queries(mut self) -> Self {
+        self.add_bare_queries();
+        self
+    }
+
+    /// Adds the (empty instruction, query) pairs; returns the empty instruction's index.
+    fn add_bare_queries(&mut self) -> usize {
         let empty = match self.instructions.iter().position(|i| i.is_empty()) {
             Some(i) => i,
             None => {
@@ -153,16 +182,48 @@ impl BatchLayout {
                 self.instructions.len() - 1
             }
         };
-        if !self.instruction_block.contains(&empty) {
-            self.instruction_block.push(empty);
-        }
         for q in 0..self.queries.len() {
             let next = self.pairs.len();
             if *self.pair_of.entry((empty, q)).or_insert(next) == next {
                 self.pairs.push((empty, q));
             }
         }
-        self
+        empty
+    }
+
+    /// The batch's exclusions: `(excluding pair, bare-query pair, passage)` for every tuple
+    /// with an instruction and every negative of it that is the positive of another tuple with
+    /// the same query (a passage that answers the query but that this instruction rules out,
+    /// such as the original positive under the reversed view). Sorted, without repeats; only
+    /// those whose bare query is laid out ([`BatchLayout::with_bare_queries`]).
+    pub fn exclusions(&self) -> Vec<Exclusion> {
+        let Some(empty) = self.instructions.iter().position(|i| i.is_empty()) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for u in &self.tuples {
+            if u.instruction == empty {
+                continue;
+            }
+            let Some(bare) = self.pair(empty, u.query) else {
+                continue;
+            };
+            for &n in &u.negatives {
+                let answers_query = self.tuples.iter().any(|t| {
+                    t.query == u.query && t.positive == n && t.instruction != u.instruction
+                });
+                if answers_query {
+                    out.push(Exclusion {
+                        excluding: u.pair,
+                        bare,
+                        passage: n,
+                    });
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The I block of anchor tuple `i`: the sampled instructions plus those of every tuple

@@ -167,6 +167,14 @@ pub struct Loss {
     pub temperature: f64,
     /// The paper's literal sums (see the module docs) instead of positive-once masking.
     pub literal: bool,
+    /// Weight of the exclusion term (0 = none): for every [`crate::training::Exclusion`] of the batch, the
+    /// two-way cross-entropy `-log σ((s(p, q) - s(p, (I, q))) / τ)` that asks a passage the
+    /// instruction `I` rules out to score lower with `I` than under the bare query `q`. The
+    /// contrastive blocks only rank passages within one query; this term compares one passage
+    /// across two queries, which is what an absolute score test needs (InfoSearch's SICR:
+    /// `S_rev < S_ori`). The layout must hold the bare queries
+    /// ([`BatchLayout::with_bare_queries`]).
+    pub exclusion_weight: f64,
 }
 
 /// One logit entry: a flat index into the score matrix and an additive bias.
@@ -180,6 +188,7 @@ impl Loss {
             objective,
             temperature,
             literal: false,
+            exclusion_weight: 0.0,
         }
     }
 
@@ -187,7 +196,37 @@ impl Loss {
     /// `[layout.pairs.len(), layout.passages.len()]` (pair embeddings times passage embeddings,
     /// both L2-normalised).
     pub fn forward(&self, scores: Tensor<2>, layout: &BatchLayout) -> Tensor<1> {
-        self.per_anchor(scores, layout).mean()
+        let contrastive = self.per_anchor(scores.clone(), layout).mean();
+        match self.exclusion(scores, layout) {
+            Some(term) => contrastive + term.mul_scalar(self.exclusion_weight),
+            None => contrastive,
+        }
+    }
+
+    /// The exclusion term's mean over the batch's exclusions, unweighted; `None` when the
+    /// weight is 0 or the batch has none.
+    pub fn exclusion(&self, scores: Tensor<2>, layout: &BatchLayout) -> Option<Tensor<1>> {
+        if self.exclusion_weight <= 0.0 {
+            return None;
+        }
+        let exclusions = layout.exclusions();
+        if exclusions.is_empty() {
+            return None;
+        }
+        let [n_pairs, n_passages] = scores.dims();
+        let flat = scores.reshape([n_pairs * n_passages]);
+        let at = |pair: usize, passage: usize| pair * n_passages + passage;
+        let rows = exclusions
+            .iter()
+            .map(|e| {
+                vec![
+                    (at(e.bare, e.passage), 0.0),
+                    (at(e.excluding, e.passage), 0.0),
+                ]
+            })
+            .collect();
+        let targets: Vec<usize> = exclusions.iter().map(|e| at(e.bare, e.passage)).collect();
+        Some(self.cross_entropy(flat, rows, &targets).mean())
     }
 
     /// The loss of each anchor tuple, `[layout.tuples.len()]`.

@@ -208,12 +208,14 @@ pub fn micro_batch_layout(
 ) -> BatchLayout {
     let mut rng = SplitMix64::for_stream(sampling.seed ^ SAMPLING_STREAM, micro as u64);
     let needs_block = loss.objective.needs_instruction_block();
-    let layout = BatchLayout::new(tuples, needs_block, sampling.instruction_fraction, &mut rng);
+    let mut layout = BatchLayout::new(tuples, needs_block, sampling.instruction_fraction, &mut rng);
     if sampling.query_alone && needs_block {
-        layout.with_query_alone()
-    } else {
-        layout
+        layout = layout.with_query_alone();
     }
+    if loss.exclusion_weight > 0.0 {
+        layout = layout.with_bare_queries();
+    }
+    layout
 }
 
 /// The value of a one-element tensor.

@@ -89,6 +89,8 @@ train_config! {
     instruction_fraction: f64 = 1.0;
     /// Put the query alone (no instruction) into every anchor's I block, so a positive must score higher with its instruction than with the bare query (InfoSearch's SICR condition).
     query_alone_in_block: bool = false;
+    /// Weight of the exclusion term (0 = none): a passage that answers the query but that the instruction rules out (an instruction negative, e.g. the original positive under the reversed view) must score lower with the instruction than under the query alone (InfoSearch's SICR: S_rev < S_ori); the contrastive blocks only rank passages within one query.
+    exclusion_weight: f64 = 0.0;
     /// How instruction and query meet: concat (one text through --template) or cross-attention (engine's Interaction II module, trained too).
     interaction: InteractionKind = InteractionKind::Concat;
     /// Template joining instruction and query: instruction-first, query-first, instruct, or a pattern with {instruction} and {query}.
@@ -195,7 +197,7 @@ impl TrainConfig {
     }
 
     /// The real numbers' checks, as [`TrainConfig::count_checks`].
-    fn real_checks(&self) -> [(&'static str, bool, &'static str); 11] {
+    fn real_checks(&self) -> [(&'static str, bool, &'static str); 12] {
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let below_one = |x: f64| (0.0..1.0).contains(&x);
         let positive = |x: f64| x > 0.0 && x.is_finite();
@@ -235,6 +237,11 @@ impl TrainConfig {
                 "--distill-weight",
                 positive(self.distill_weight),
                 "a positive number",
+            ),
+            (
+                "--exclusion-weight",
+                non_negative(self.exclusion_weight),
+                "0 (none) or more",
             ),
         ]
     }

@@ -36,6 +36,7 @@ impl Plan {
             loss.temperature = c.temperature;
         }
         loss.literal = c.literal_loss;
+        loss.exclusion_weight = c.exclusion_weight;
         let cross = c.interaction == config::InteractionKind::CrossAttention;
         if c.start_share > 0.0 && cross {
             bail!("--start-share mixes the encoder alone: not with cross-attention");
