@@ -70,23 +70,23 @@ st_embed() { # batch precision
 }
 # Training: 64/256 tokens; 8 steps timed over the 7 after the first, or STEPS steps timed over
 # the last 7 (a build that tunes its kernels spends its first steps tuning every training shape).
-engine_train() { # build batch [steps]
-    local run=$scratch/train-$1-$2 line steps=${3:-8}
+engine_train() { # build batch [steps] [precision: f32 or mixed-f16]
+    local run=$scratch/train-$1-$2-${4:-f32} line steps=${3:-8} precision=${4:-f32}
     timeout 240 "$BINS/$1/trainer" train --loss infonce --warmup-ratio 0 --checkpoint-every 0 \
-        --device "$device" --model "$model" --data "$records" --output "$run" \
+        --device "$device" --model "$model" --data "$records" --output "$run" --precision "$precision" \
         --batch-size "$2" --max-steps "$steps" --query-max-length 64 --passage-max-length 256 \
-        >"$out/train-$1-$2.log" 2>&1
-    line=$("$python" - "$run/metrics.jsonl" "$device" "$1" <<'PY'
+        >"$out/train-$1-$2-$precision.log" 2>&1
+    line=$("$python" - "$run/metrics.jsonl" "$device" "$1" "$precision" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rows = [r for r in rows if isinstance(r.get("loss"), (int, float))][-8:]
 secs = rows[-1]["elapsed_s"] - rows[0]["elapsed_s"]
 pairs = sum(r["pairs"] for r in rows[1:])
-print(json.dumps({"system": f"trainer train --loss infonce (burn-wgpu, {sys.argv[2]}, {sys.argv[3]} build)",
+print(json.dumps({"system": f"trainer train --loss infonce (burn-wgpu, {sys.argv[2]}, {sys.argv[3]} build, {sys.argv[4]})",
                   "pairs": pairs, "seconds": secs, "pairs_per_s": pairs / secs}))
 PY
 )
-    echo "train b$2 $1: $line"
+    echo "train b$2 $1 $precision: $line"
     record train "$2" "$1" "$line"
 }
 st_train() { # batch
@@ -145,6 +145,7 @@ engine_embed plain 128 f16 buckets pipelined
 agreement
 st_train 64
 engine_train plain 64
+engine_train plain 64 8 mixed-f16
 profile
 for v in $variants; do
     [ $v = plain ] && continue
@@ -153,6 +154,7 @@ for v in $variants; do
     engine_embed $v 128 f32 buckets pipelined fused
     engine_embed $v 128 f16 buckets pipelined
     engine_train $v 64 40
+    engine_train $v 64 40 mixed-f16
 done
 if [ -z "${QUICK:-}" ]; then
     st_embed 32 fp32

@@ -83,6 +83,15 @@ impl Progress {
         self.bar.set_message(message);
     }
 
+    /// Prints a line above the bar (or as a log line without a terminal).
+    pub fn println(&self, line: String) {
+        if self.log.is_some() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
+    }
+
     /// Removes the bar (the log needs no clearing).
     pub fn finish_and_clear(&self) {
         self.bar.finish_and_clear();

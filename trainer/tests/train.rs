@@ -801,6 +801,35 @@ fn bad_distillation_settings_and_anchors_are_refused_before_training() {
 }
 
 #[test]
+fn mixed_precision_is_refused_where_it_cannot_run() {
+    let (_, model, data, out) = fresh("mixed-refused", 4);
+    let cases: [(&[&str], &str); 3] = [
+        (&["--precision", "mixed-f16"], "needs one GPU device"),
+        (
+            &[
+                "--precision",
+                "mixed-f16",
+                "--device",
+                "wgpu",
+                "--grad-cache-chunk",
+                "2",
+            ],
+            "direct step only",
+        ),
+        (&["--precision", "f8"], "unknown training precision 'f8'"),
+    ];
+    for (flags, wanted) in cases {
+        let mut flags = flags.to_vec();
+        flags.extend(["--max-steps", "1"]);
+        let run = train(&common_and(&model, &data, &out, &flags));
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{flags:?}");
+        assert!(err.contains(wanted), "{flags:?}: {err}");
+        assert!(!out.join("model").exists());
+    }
+}
+
+#[test]
 fn a_lesson_takes_the_steps_trainer_train_takes_with_the_config_it_writes() {
     let dir = tmp("lesson");
     let model = tiny_model(&dir);

@@ -28,6 +28,7 @@ pub use crate::data::records;
 pub use crate::data::records::TrainingTuple;
 pub use batch::{epoch_order, BatchLayout, Exclusion, TupleIndex};
 pub use distill::{distillation_loss, AnchorRow, DistillationAnchor};
+pub use model::TrainingPrecision;
 pub use objectives::{Factor, Loss, Objective};
 pub use records::{RecordFile, TrainingRecord};
 

@@ -12,6 +12,24 @@ use crate::tokenize::TextTokenizer;
 use crate::training::BatchLayout;
 use crate::{Device, ModelConfig, QueryTemplate};
 
+/// The arithmetic of a training step's forward and backward passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrainingPrecision {
+    /// 32-bit floats throughout (every backend).
+    #[default]
+    F32,
+    /// Mixed precision on a GPU: the f32 weights stay the master copy (what AdamW updates and
+    /// checkpoints save); each step casts them to an f16 copy inside the autodiff graph, so
+    /// the transformer's forward and backward passes run in f16 and the gradients arrive back
+    /// in f32 through the cast. Pooling, scores and the loss stay f32, and the loss is
+    /// multiplied by a dynamic [`LossScale`] so that small gradients do not flush to zero.
+    MixedF16,
+}
+
+text_names!(TrainingPrecision, "training precision", { F32 => "f32", MixedF16 => "mixed-f16" });
+
+serde_as_text!(TrainingPrecision);
+
 /// The trainable parameters.
 #[derive(Module, Debug)]
 pub struct TrainModel {
@@ -84,6 +102,20 @@ impl TrainModel {
             None
         };
         Ok(TrainModel { bert, cross })
+    }
+
+    /// The model that computes a step in `precision`: this one for f32; for mixed precision
+    /// a copy whose encoder weights are cast to f16 inside the autodiff graph, so gradients
+    /// flow back through the cast to this model's f32 parameters.
+    pub fn computing_in(&self, precision: TrainingPrecision) -> TrainModel {
+        match precision {
+            TrainingPrecision::F32 => self.clone(),
+            TrainingPrecision::MixedF16 => {
+                let mut half = self.clone();
+                half.bert.cast_float(burn::tensor::FloatDType::F16);
+                half
+            }
+        }
     }
 
     /// Pair embeddings `[pairs, d]` (only rows `range` of the layout's pairs).

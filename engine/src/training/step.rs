@@ -16,7 +16,7 @@ use crate::data::records::{RecordFile, TrainingRecord};
 use crate::error::{EngineError, Result};
 use crate::rng::SplitMix64;
 use crate::training::batch::{epoch_order, BatchLayout};
-use crate::training::model::{Texts, TrainModel};
+use crate::training::model::{Texts, TrainModel, TrainingPrecision};
 use crate::training::objectives::Loss;
 
 /// Stream id of the I-block sampling generator (the data order uses the epoch number).
@@ -255,43 +255,123 @@ pub fn batch_loss(
 /// A term added to the contrastive loss of a micro-batch (the trainer's distillation).
 pub type ExtraTerm<'a> = &'a dyn Fn(&TrainModel) -> Result<Tensor<1>>;
 
-/// The loss of one micro-batch (with the whole graph in memory) and its parameter gradients,
-/// the loss divided by `accumulation` before back-propagation; the value returned is the
-/// micro-batch's own. No gradients when the loss is not finite (the caller stops the run).
+/// Dynamic loss scaling, as PyTorch's `GradScaler` does it: the loss is multiplied by `scale`
+/// before the backward pass and the gradients divided by it before clipping; a step whose
+/// gradients overflow is skipped and the scale halved; after [`LossScale::GROWTH_INTERVAL`]
+/// good steps in a row it doubles.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LossScale {
+    /// The factor on the loss.
+    pub scale: f64,
+    /// Good steps since the last change.
+    pub good_steps: usize,
+}
+
+impl LossScale {
+    /// The starting scale (PyTorch's: 2^16).
+    pub const INITIAL: f64 = 65536.0;
+    /// Good steps before the scale doubles (PyTorch's: 2000).
+    pub const GROWTH_INTERVAL: usize = 2000;
+
+    /// A scale at [`LossScale::INITIAL`].
+    pub fn dynamic() -> Self {
+        LossScale {
+            scale: Self::INITIAL,
+            good_steps: 0,
+        }
+    }
+
+    /// Records a step whose gradients were `finite`; returns whether to apply them.
+    pub fn after_step(&mut self, finite: bool) -> bool {
+        if !finite {
+            self.scale = (self.scale / 2.0).max(1.0);
+            self.good_steps = 0;
+            return false;
+        }
+        self.good_steps += 1;
+        if self.good_steps >= Self::GROWTH_INTERVAL {
+            self.scale *= 2.0;
+            self.good_steps = 0;
+        }
+        true
+    }
+}
+
+/// How a micro-batch's gradients are computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepArithmetic {
+    /// Micro-batches per optimiser step: the loss is divided by it before back-propagation.
+    pub accumulation: usize,
+    /// f32 or mixed precision.
+    pub precision: TrainingPrecision,
+    /// The factor on the loss before back-propagation (1 without loss scaling); the
+    /// gradients come back multiplied by it ([`unscale_and_clip`] divides it out).
+    pub loss_scale: f64,
+}
+
+impl StepArithmetic {
+    /// f32 with `accumulation` micro-batches a step and no loss scaling.
+    pub fn f32(accumulation: usize) -> Self {
+        StepArithmetic {
+            accumulation,
+            precision: TrainingPrecision::F32,
+            loss_scale: 1.0,
+        }
+    }
+}
+
+/// The loss of one micro-batch (with the whole graph in memory) and its parameter gradients
+/// for `model`'s own (f32) parameters, the loss divided by `arithmetic.accumulation` and
+/// multiplied by its loss scale before back-propagation; the value returned is the
+/// micro-batch's own loss. No gradients when the loss is not finite (the caller stops the run).
 pub fn direct_gradients(
     model: &TrainModel,
     texts: &Texts,
     layout: &BatchLayout,
     loss: &Loss,
-    accumulation: usize,
+    arithmetic: StepArithmetic,
     extra: Option<ExtraTerm<'_>>,
 ) -> Result<(f64, GradientsParams)> {
-    let mut value = batch_loss(model, texts, layout, loss)?;
+    let computing = model.computing_in(arithmetic.precision);
+    let mut value = batch_loss(&computing, texts, layout, loss)?;
     if let Some(term) = extra {
-        value = value + term(model)?;
+        value = value + term(&computing)?;
     }
-    let value = value.div_scalar(accumulation as f64);
+    let factor = arithmetic.loss_scale / arithmetic.accumulation as f64;
+    let value = value.mul_scalar(factor);
     // The backward pass is queued before the loss is read: on a GPU the read waits for both
     // passes instead of the device idling while the host queues the backward one.
     let grads = value.backward();
-    let v = scalar(value)?;
+    let v = scalar(value)? / factor;
     if !v.is_finite() {
-        return Ok((v * accumulation as f64, GradientsParams::new()));
+        return Ok((v, GradientsParams::new()));
     }
     let grads = GradientsParams::from_grads(grads, model);
-    Ok((v * accumulation as f64, grads))
+    Ok((v, grads))
 }
 
 /// Scales all gradients together so their global L2 norm is at most `max_norm` (PyTorch's
 /// `clip_grad_norm_`; burn's own clipping works per tensor; 0 = no clipping). Returns the
 /// norm before clipping.
 pub fn clip_global_norm(grads: &mut GradientsParams, model: &TrainModel, max_norm: f64) -> f64 {
+    unscale_and_clip(grads, model, max_norm, 1.0)
+}
+
+/// [`clip_global_norm`] for gradients of a loss multiplied by `loss_scale`: they are divided
+/// by it in the same pass as the clipping. Returns the norm of the unscaled gradients, before
+/// clipping (not finite when they overflowed; then they are left as they are).
+pub fn unscale_and_clip(
+    grads: &mut GradientsParams,
+    model: &TrainModel,
+    max_norm: f64,
+    loss_scale: f64,
+) -> f64 {
     let clip = GlobalNorm::of(grads, model);
     let norm = clip
         .squared
         .clone()
-        .map(|sq| scalar(sq).unwrap_or(f64::NAN).sqrt());
-    clip.apply(grads, norm, max_norm)
+        .map(|sq| scalar(sq).unwrap_or(f64::NAN).sqrt() / loss_scale);
+    clip.apply(grads, norm, max_norm, loss_scale)
 }
 
 /// [`clip_global_norm`] with asynchronous readback of the norm.
@@ -305,7 +385,7 @@ pub async fn clip_global_norm_async(
         Some(sq) => Some(scalar_async(sq).await.unwrap_or(f64::NAN).sqrt()),
         None => None,
     };
-    clip.apply(grads, norm, max_norm)
+    clip.apply(grads, norm, max_norm, 1.0)
 }
 
 /// The gradients' global norm, squared, as a tensor still on the device, and the parameters
@@ -345,17 +425,33 @@ impl GlobalNorm {
         }
     }
 
-    /// Scales the gradients when `norm` (read back; `None`: no gradients) is over `max_norm`;
-    /// returns the norm (0 without gradients).
-    fn apply(&self, grads: &mut GradientsParams, norm: Option<f64>, max_norm: f64) -> f64 {
+    /// Divides the gradients by `loss_scale` and scales them down when `norm` (of the
+    /// unscaled gradients, read back; `None`: no gradients) is over `max_norm`, in one pass;
+    /// returns the norm (0 without gradients). Gradients with a norm that is not finite are
+    /// left alone.
+    fn apply(
+        &self,
+        grads: &mut GradientsParams,
+        norm: Option<f64>,
+        max_norm: f64,
+        loss_scale: f64,
+    ) -> f64 {
         fn scale<const D: usize>(grads: &mut GradientsParams, id: ParamId, f: f64) {
             if let Some(g) = grads.remove::<D>(id) {
                 grads.register::<D>(id, g.mul_scalar(f));
             }
         }
         let Some(norm) = norm else { return 0.0 };
-        if max_norm > 0.0 && norm > max_norm {
-            let f = max_norm / (norm + 1e-6);
+        if !norm.is_finite() {
+            return norm;
+        }
+        let clip = if max_norm > 0.0 && norm > max_norm {
+            max_norm / (norm + 1e-6)
+        } else {
+            1.0
+        };
+        let f = clip / loss_scale;
+        if f != 1.0 {
             for &(id, rank) in &self.ids {
                 match rank {
                     1 => scale::<1>(grads, id, f),
@@ -372,6 +468,31 @@ impl GlobalNorm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_loss_scale_halves_on_overflow_and_doubles_after_good_steps() {
+        let mut s = LossScale::dynamic();
+        assert!(!s.after_step(false), "an overflowed step is skipped");
+        assert_eq!(s.scale, LossScale::INITIAL / 2.0);
+        for _ in 0..LossScale::GROWTH_INTERVAL - 1 {
+            assert!(s.after_step(true));
+        }
+        assert_eq!(s.scale, LossScale::INITIAL / 2.0);
+        assert!(s.after_step(true));
+        assert_eq!(s.scale, LossScale::INITIAL);
+        assert_eq!(s.good_steps, 0);
+        let mut floor = LossScale {
+            scale: 1.0,
+            good_steps: 3,
+        };
+        floor.after_step(false);
+        assert_eq!(floor.scale, 1.0, "never below 1");
+        assert_eq!(
+            "mixed-f16".parse::<TrainingPrecision>().unwrap(),
+            TrainingPrecision::MixedF16
+        );
+        assert!("f8".parse::<TrainingPrecision>().is_err());
+    }
 
     #[test]
     fn schedules_warm_up_then_decay() {

@@ -14,6 +14,7 @@ use burn::optim::ModuleOptimizer;
 use serde::{Deserialize, Serialize};
 
 use engine::model_files::{ModelFiles, CROSS_ATTENTION_WEIGHTS, WEIGHTS};
+use engine::training::step::LossScale;
 
 use super::config::TrainConfig;
 use super::TrainModel;
@@ -32,6 +33,9 @@ pub struct CheckpointState {
     pub loss: f64,
     /// Valid training records (a resumed run must see the same data).
     pub records: usize,
+    /// The dynamic loss scale of a mixed-precision run, where it stood.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<LossScale>,
 }
 
 /// The run's checkpoint folder.

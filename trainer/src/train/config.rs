@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use engine::training::step::Schedule;
-use engine::training::{Factor, Objective};
+use engine::training::{Factor, Objective, TrainingPrecision};
 use engine::{BackendKind, DeviceSet, QueryTemplate};
 
 /// How instruction and query meet in training (seeds-spec §2.4).
@@ -77,6 +77,8 @@ train_config! {
     output: PathBuf = PathBuf::from("runs/train");
     /// Compute device: cpu, wgpu, vulkan or cuda.
     device: BackendKind = BackendKind::Cpu;
+    /// Arithmetic of the forward and backward passes: f32, or mixed-f16 on a GPU with f16 (f32 master weights, an f16 copy cast in the autodiff graph each step, f32 pooling and loss, dynamic loss scaling: a step whose gradients overflow is skipped and the scale halved).
+    precision: TrainingPrecision = TrainingPrecision::F32;
     /// Data-parallel devices, replacing --device: cpu:N (N replicas on the CPU, one thread each), wgpu:0,1, vulkan:0,1 or cuda:0,1,... (one replica per GPU). Each embeds its share of the batch; the loss sees every embedding (global in-batch negatives); gradients are summed before one AdamW step. Empty = one device.
     devices: DeviceSet = DeviceSet::default();
     /// Objective: uni-p, uni-i, uni-iq, uni-p-i, uni-p-iq, uni-i-iq, uni-p-i-iq, multi-p-i, multi-p-iq, multi-i-iq, multi-p-i-iq or infonce.

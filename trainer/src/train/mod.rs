@@ -28,7 +28,8 @@ use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::Tensor;
 
 use engine::training::step::{
-    clip_global_norm, direct_gradients, micro_batch_layout, BlockSampling, Optimizer, RecordStream,
+    direct_gradients, micro_batch_layout, unscale_and_clip, BlockSampling, LossScale, Optimizer,
+    RecordStream, StepArithmetic,
 };
 use engine::training::{BatchLayout, RecordFile};
 
@@ -68,6 +69,8 @@ struct Run {
     setup: Setup,
     model: TrainModel,
     optimizer: Optimizer,
+    /// The dynamic loss scale of a mixed-precision run.
+    loss_scale: Option<LossScale>,
     batches: RecordStream<RecordFile>,
     log: MetricsLog,
     eval_set: Option<engine::EvalSet>,
@@ -96,13 +99,14 @@ impl Run {
         let micro_per_epoch = records.len().div_ceil(config.batch_size);
         let accumulation = config.grad_accumulation.max(1);
         let total_steps = total_steps(&config, micro_per_epoch);
-        let (model, optimizer, start_step) = load_model(
+        let start = load_model(
             &config,
             &plan,
             &setup,
             records.len(),
             resume_from.as_deref(),
         )?;
+        let start_step = start.step;
         let log = open_run_folder(&config, start_step)?;
         let eval_set = if config.eval_set.as_os_str().is_empty() {
             None
@@ -129,8 +133,9 @@ impl Run {
             config,
             plan,
             setup,
-            model,
-            optimizer,
+            model: start.model,
+            optimizer: start.optimizer,
+            loss_scale: start.loss_scale,
             batches,
             log,
             eval_set,
@@ -180,9 +185,15 @@ impl Run {
             accumulator.accumulate(&self.model, grads);
         }
         let mut grads = accumulator.grads();
-        let grad_norm = clip_global_norm(&mut grads, &self.model, self.config.max_grad_norm);
+        let scale = self.loss_scale.map_or(1.0, |s| s.scale);
+        let grad_norm = unscale_and_clip(&mut grads, &self.model, self.config.max_grad_norm, scale);
         // The mean loss over the accumulated micro-batches.
         let loss = loss_sum / self.accumulation as f64;
+        if let Some(loss_scale) = &mut self.loss_scale {
+            if !loss_scale.after_step(grad_norm.is_finite()) {
+                return Ok(self.skip_step(loss, scale));
+            }
+        }
         if !grad_norm.is_finite() {
             return Err(diverged(
                 &self.config.output,
@@ -205,6 +216,20 @@ impl Run {
         self.log
             .step(self.step, pairs, loss, lr, grad_norm, rate, elapsed)?;
         Ok(self)
+    }
+
+    /// A mixed-precision step whose gradients overflowed at loss scale `scale`: the weights
+    /// stay, the data moves on (as PyTorch's `GradScaler` skips `optimizer.step`).
+    fn skip_step(mut self, loss: f64, scale: f64) -> Self {
+        self.step += 1;
+        self.last_loss = loss;
+        self.bar.println(format!(
+            "step {}: the gradients overflowed at loss scale {scale}: step skipped, scale now {}",
+            self.step,
+            self.loss_scale.map_or(1.0, |s| s.scale)
+        ));
+        self.bar.set_position(self.step as u64);
+        self
     }
 
     /// The batch layout of micro-batch `micro` (its I-block sampled from its own stream).
@@ -260,12 +285,17 @@ impl Run {
                 .distillation
                 .as_ref()
                 .map(|_| &term as engine::training::step::ExtraTerm<'_>);
+            let arithmetic = StepArithmetic {
+                accumulation: self.accumulation,
+                precision: self.config.precision,
+                loss_scale: self.loss_scale.map_or(1.0, |s| s.scale),
+            };
             Ok(direct_gradients(
                 &self.model,
                 texts,
                 layout,
                 &self.plan.loss,
-                self.accumulation,
+                arithmetic,
                 extra,
             )?)
         }
@@ -293,6 +323,7 @@ impl Run {
             config: self.config.clone(),
             loss: self.last_loss,
             records: self.batches.records.len(),
+            loss_scale: self.loss_scale,
         };
         checkpoint::save(
             &self.config.output,

@@ -8,9 +8,9 @@ use anyhow::bail;
 use burn::tensor::Bytes;
 
 use engine::model_files::ModelFiles;
-use engine::training::step::{AdamW, Optimizer};
-use engine::training::{Loss, RecordFile};
-use engine::{Device, ModelConfig};
+use engine::training::step::{AdamW, LossScale, Optimizer};
+use engine::training::{Loss, RecordFile, TrainingPrecision};
+use engine::{BackendKind, Device, ModelConfig};
 
 use super::checkpoint::{self, CheckpointState};
 use super::config::{self, TrainConfig};
@@ -43,6 +43,13 @@ impl Plan {
         }
         if c.max_steps == 0 && c.epochs == 0 {
             bail!("nothing to do: --epochs 0 and --max-steps 0");
+        }
+        let mixed = c.precision == TrainingPrecision::MixedF16;
+        if mixed && (c.device == BackendKind::Cpu || c.devices.replicas.len() > 1) {
+            bail!("--precision mixed-f16 needs one GPU device (--device wgpu, vulkan or cuda): the CPU backend has no f16 arithmetic, and data parallelism sums f32 gradients");
+        }
+        if mixed && (c.grad_cache_chunk > 0 || cross) {
+            bail!("--precision mixed-f16 works with the direct step only: not with --grad-cache-chunk or cross-attention");
         }
         let distilling = !c.distill_data.as_os_str().is_empty();
         if distilling && (c.grad_cache_chunk > 0 || c.devices.replicas.len() > 1 || cross) {
@@ -166,6 +173,13 @@ impl Setup {
             Some(first) => first.clone(),
             None => config.device.device()?,
         };
+        if config.precision == TrainingPrecision::MixedF16
+            && !device.supports_dtype(burn::tensor::FloatDType::F16)
+        {
+            bail!(
+                "--precision mixed-f16: the device {device:?} has no f16 arithmetic; train in f32"
+            );
+        }
         let replicas = match replicas.len() {
             0 | 1 => Vec::new(),
             _ => replicas.into_iter().map(|d| d.autodiff()).collect(),
@@ -250,15 +264,29 @@ pub fn announce(config: &TrainConfig, plan: &Plan, records: usize, per_epoch: us
     );
 }
 
-/// The model and optimiser a run starts from, and its first step: the base model, or the
-/// checkpoint being resumed (which must have been written with the same settings).
+/// Where a run starts.
+pub struct Start {
+    /// The model (f32 master weights).
+    pub model: TrainModel,
+    /// AdamW and its state.
+    pub optimizer: Optimizer,
+    /// Steps already taken.
+    pub step: usize,
+    /// The dynamic loss scale of a mixed-precision run (none in f32).
+    pub loss_scale: Option<LossScale>,
+}
+
+/// The model and optimiser a run starts from, its first step and its loss scale: the base
+/// model, or the checkpoint being resumed (which must have been written with the same
+/// settings).
 pub fn load_model(
     config: &TrainConfig,
     plan: &Plan,
     setup: &Setup,
     records: usize,
     resume_from: Option<&Path>,
-) -> anyhow::Result<(TrainModel, Optimizer, usize)> {
+) -> anyhow::Result<Start> {
+    let mixed = config.precision == TrainingPrecision::MixedF16;
     let adamw = AdamW {
         beta1: config.beta1,
         beta2: config.beta2,
@@ -269,7 +297,12 @@ pub fn load_model(
     let train_device = setup.device.clone().autodiff();
     let Some(path) = resume_from else {
         let model = TrainModel::load(&setup.base, &setup.model_config, plan.cross, &train_device)?;
-        return Ok((model, adamw.init(), 0));
+        return Ok(Start {
+            model,
+            optimizer: adamw.init(),
+            step: 0,
+            loss_scale: mixed.then(LossScale::dynamic),
+        });
     };
     let (state, files, optimizer_bytes) = checkpoint::read(path, &setup.base)?;
     check_resumable(&state, config, records)?;
@@ -279,5 +312,10 @@ pub fn load_model(
         .from_bytes(Bytes::from_bytes_vec(optimizer_bytes))
         .map_err(|e| anyhow::anyhow!("{}: optimiser state unreadable: {e:?}", path.display()))?;
     eprintln!("resuming from {} (step {})", path.display(), state.step);
-    Ok((model, optimizer, state.step))
+    Ok(Start {
+        model,
+        optimizer,
+        step: state.step,
+        loss_scale: mixed.then(|| state.loss_scale.unwrap_or_else(LossScale::dynamic)),
+    })
 }
