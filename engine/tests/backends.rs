@@ -146,9 +146,19 @@ fn check_mixed_training(kind: BackendKind, device: &engine::Device) {
         let norm = unscale_and_clip(&mut grads, &model, 0.0, loss_scale);
         (value, norm, flat_gradients(&grads, &model))
     };
+    assert!(model
+        .computing_in(TrainingPrecision::MixedF16)
+        .bert
+        .is_half());
+    assert!(!model.bert.is_half(), "the master weights stay f32");
     let (full_loss, full_norm, full) = step(TrainingPrecision::F32, 1.0);
     let (mixed_loss, mixed_norm, mixed) = step(TrainingPrecision::MixedF16, 1024.0);
     let name = kind.name();
+    assert_ne!(
+        mixed_loss, full_loss,
+        "{name}: the mixed step computes in f16"
+    );
+    assert_eq!(full.len(), mixed.len());
     assert!(
         (mixed_loss - full_loss).abs() <= 0.01 * full_loss.abs(),
         "{name} mixed-f16: loss {mixed_loss} vs f32 {full_loss}"

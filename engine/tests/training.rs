@@ -525,6 +525,31 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
     let (pairs, passages) = matrices(&layout, pair_raw, passage_raw, dim, &device);
     let mut loss = Loss::new("multi-p-i".parse().unwrap());
     let without = values(burn_loss(&loss, &layout, pairs.clone(), passages.clone()))[0] as f64;
+    // The bare-query rows change nothing in the contrastive blocks: the same vectors (keyed by
+    // text) laid out without them give every anchor the same loss.
+    let rows_of = |l: &BatchLayout| -> (Vec<f32>, Vec<f32>) {
+        let flat = |texts: &[String]| -> Vec<f32> {
+            texts
+                .iter()
+                .flat_map(|t| vecs[t].iter().map(|x| *x as f32))
+                .collect()
+        };
+        (flat(&l.pair_texts(join)), flat(&l.passages))
+    };
+    let plain = BatchLayout::new(&tuples, true, 1.0, &mut SplitMix64::new(0));
+    let (plain_pairs, plain_passages) = rows_of(&plain);
+    let (plain_pairs, plain_passages) = matrices(&plain, plain_pairs, plain_passages, dim, &device);
+    let anchors = |l: &BatchLayout, p: Tensor<2>, d: Tensor<2>| {
+        let p = engine::training::l2_normalize_rows(p);
+        let d = engine::training::l2_normalize_rows(d);
+        values(loss.per_anchor(p.matmul(d.transpose()), l))
+    };
+    let with_bare = anchors(&layout, pairs.clone(), passages.clone());
+    let without_bare = anchors(&plain, plain_pairs, plain_passages);
+    assert_eq!(with_bare.len(), without_bare.len());
+    for (a, b) in with_bare.iter().zip(&without_bare) {
+        assert!((a - b).abs() < 1e-5, "{with_bare:?} vs {without_bare:?}");
+    }
     loss.exclusion_weight = 0.5;
     let with = values(burn_loss(&loss, &layout, pairs, passages))[0] as f64;
     let tau = loss.temperature;

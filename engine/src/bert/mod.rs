@@ -124,7 +124,9 @@ impl BertModel {
     }
 
     /// Casts every weight to `dtype` (the activations follow: each operation runs in its
-    /// inputs' type). For inference on a GPU ([`crate::Encoder::set_precision`]).
+    /// inputs' type). For inference on a GPU ([`crate::Encoder::set_precision`]) and for the
+    /// f16 copy of mixed-precision training (on an autodiff device the cast is part of the
+    /// graph, so gradients flow back to the f32 weights).
     pub fn cast_float(&mut self, dtype: FloatDType) {
         struct Cast(FloatDType);
         impl ModuleMapper for Cast {

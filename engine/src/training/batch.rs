@@ -63,7 +63,8 @@ pub struct BatchLayout {
     /// Distinct passages (positives and negatives).
     pub passages: Vec<String>,
     /// Distinct (instruction, query) pairs to encode. The first [`BatchLayout::tuple_pairs`]
-    /// are the tuples' own pairs; the rest are the cross pairs of the I block.
+    /// are the tuples' own pairs; the rest are the cross pairs of the I block and the bare
+    /// queries ([`BatchLayout::with_query_alone`], [`BatchLayout::with_bare_queries`]).
     pub pairs: Vec<(usize, usize)>,
     /// How many of `pairs` are tuple pairs.
     pub tuple_pairs: usize,
@@ -174,7 +175,11 @@ impl BatchLayout {
 
     /// Adds the (empty instruction, query) pairs; returns the empty instruction's index.
     fn add_bare_queries(&mut self) -> usize {
-        let empty = match self.instructions.iter().position(|i| i.is_empty()) {
+        let empty = match self
+            .instructions
+            .iter()
+            .position(|i| crate::instruction::is_absent(i))
+        {
             Some(i) => i,
             None => {
                 self.instructions.push(String::new());
@@ -197,12 +202,16 @@ impl BatchLayout {
     /// such as the original positive under the reversed view). Sorted, without repeats; only
     /// those whose bare query is laid out ([`BatchLayout::with_bare_queries`]).
     pub fn exclusions(&self) -> Vec<Exclusion> {
-        let Some(empty) = self.instructions.iter().position(|i| i.is_empty()) else {
+        let Some(empty) = self
+            .instructions
+            .iter()
+            .position(|i| crate::instruction::is_absent(i))
+        else {
             return Vec::new();
         };
         let mut out = Vec::new();
         for u in &self.tuples {
-            if u.instruction == empty {
+            if crate::instruction::is_absent(&self.instructions[u.instruction]) {
                 continue;
             }
             let Some(bare) = self.pair(empty, u.query) else {

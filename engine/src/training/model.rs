@@ -22,7 +22,7 @@ pub enum TrainingPrecision {
     /// checkpoints save); each step casts them to an f16 copy inside the autodiff graph, so
     /// the transformer's forward and backward passes run in f16 and the gradients arrive back
     /// in f32 through the cast. Pooling, scores and the loss stay f32, and the loss is
-    /// multiplied by a dynamic [`LossScale`] so that small gradients do not flush to zero.
+    /// multiplied by a dynamic loss scale (`step::LossScale`) so that small gradients do not flush to zero.
     MixedF16,
 }
 

@@ -168,12 +168,14 @@ pub struct Loss {
     /// The paper's literal sums (see the module docs) instead of positive-once masking.
     pub literal: bool,
     /// Weight of the exclusion term (0 = none): for every [`crate::training::Exclusion`] of the batch, the
-    /// two-way cross-entropy `-log σ((s(p, q) - s(p, (I, q))) / τ)` that asks a passage the
+    /// two-way cross-entropy `-log σ(s(p, q) - s(p, (I, q)))` (scores divided by τ, as in the
+    /// blocks) that asks a passage the
     /// instruction `I` rules out to score lower with `I` than under the bare query `q`. The
     /// contrastive blocks only rank passages within one query; this term compares one passage
     /// across two queries, which is what an absolute score test needs (InfoSearch's SICR:
     /// `S_rev < S_ori`). The layout must hold the bare queries
-    /// ([`BatchLayout::with_bare_queries`]).
+    /// ([`BatchLayout::with_bare_queries`]). Exclusions come from the tuples' listed negatives
+    /// (instruction-negative records); InF-IR records list none, so they add no term.
     pub exclusion_weight: f64,
 }
 

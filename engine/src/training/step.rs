@@ -309,17 +309,6 @@ pub struct StepArithmetic {
     pub loss_scale: f64,
 }
 
-impl StepArithmetic {
-    /// f32 with `accumulation` micro-batches a step and no loss scaling.
-    pub fn f32(accumulation: usize) -> Self {
-        StepArithmetic {
-            accumulation,
-            precision: TrainingPrecision::F32,
-            loss_scale: 1.0,
-        }
-    }
-}
-
 /// The loss of one micro-batch (with the whole graph in memory) and its parameter gradients
 /// for `model`'s own (f32) parameters, the loss divided by `arithmetic.accumulation` and
 /// multiplied by its loss scale before back-propagation; the value returned is the

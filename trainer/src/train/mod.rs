@@ -190,8 +190,11 @@ impl Run {
         // The mean loss over the accumulated micro-batches.
         let loss = loss_sum / self.accumulation as f64;
         if let Some(loss_scale) = &mut self.loss_scale {
-            if !loss_scale.after_step(grad_norm.is_finite()) {
-                return Ok(self.skip_step(loss, scale));
+            // At scale 1 nothing is left to scale down: gradients that still overflow are
+            // broken, and the run stops below.
+            let finite = grad_norm.is_finite();
+            if (finite || scale > 1.0) && !loss_scale.after_step(finite) {
+                return self.skip_step(loss, lr, pairs, scale);
             }
         }
         if !grad_norm.is_finite() {
@@ -220,16 +223,22 @@ impl Run {
 
     /// A mixed-precision step whose gradients overflowed at loss scale `scale`: the weights
     /// stay, the data moves on (as PyTorch's `GradScaler` skips `optimizer.step`).
-    fn skip_step(mut self, loss: f64, scale: f64) -> Self {
+    /// The step is logged with its gradient norm as null.
+    fn skip_step(mut self, loss: f64, lr: f64, pairs: usize, scale: f64) -> anyhow::Result<Self> {
         self.step += 1;
         self.last_loss = loss;
+        self.pairs_done += pairs;
         self.bar.println(format!(
             "step {}: the gradients overflowed at loss scale {scale}: step skipped, scale now {}",
             self.step,
             self.loss_scale.map_or(1.0, |s| s.scale)
         ));
         self.bar.set_position(self.step as u64);
-        self
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let rate = self.pairs_done as f64 / elapsed.max(1e-9);
+        self.log
+            .step(self.step, pairs, loss, lr, f64::INFINITY, rate, elapsed)?;
+        Ok(self)
     }
 
     /// The batch layout of micro-batch `micro` (its I-block sampled from its own stream).

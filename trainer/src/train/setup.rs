@@ -45,7 +45,8 @@ impl Plan {
             bail!("nothing to do: --epochs 0 and --max-steps 0");
         }
         let mixed = c.precision == TrainingPrecision::MixedF16;
-        if mixed && (c.device == BackendKind::Cpu || c.devices.replicas.len() > 1) {
+        let backend = c.devices.replicas.first().map_or(c.device, |r| r.0);
+        if mixed && (backend == BackendKind::Cpu || c.devices.replicas.len() > 1) {
             bail!("--precision mixed-f16 needs one GPU device (--device wgpu, vulkan or cuda): the CPU backend has no f16 arithmetic, and data parallelism sums f32 gradients");
         }
         if mixed && (c.grad_cache_chunk > 0 || cross) {
