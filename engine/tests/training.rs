@@ -497,7 +497,7 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
         .iter()
         .map(|e| {
             (
-                text(e.excluding),
+                text(e.instructed),
                 text(e.bare),
                 layout.passages[e.passage].clone(),
             )
@@ -551,7 +551,7 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
         assert!((a - b).abs() < 1e-5, "{with_bare:?} vs {without_bare:?}");
     }
     loss.exclusion_weight = 0.5;
-    let with = values(burn_loss(&loss, &layout, pairs, passages))[0] as f64;
+    let with = values(burn_loss(&loss, &layout, pairs.clone(), passages.clone()))[0] as f64;
     let tau = loss.temperature;
     let term: f64 = want
         .iter()
@@ -566,6 +566,49 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
         (with - without - 0.5 * term).abs() < 1e-4 * (1.0 + term),
         "exclusion term {} vs the formula's {}",
         (with - without) / 0.5,
+        term
+    );
+
+    // The inclusion term: every tuple with an instruction, its positive asked to score higher
+    // with the instruction than under the bare query, -log σ((s(p, (I, q)) - s(p, q)) / τ).
+    let included: BTreeSet<(String, String, String)> = layout
+        .inclusions()
+        .iter()
+        .map(|c| {
+            (
+                text(c.instructed),
+                text(c.bare),
+                layout.passages[c.passage].clone(),
+            )
+        })
+        .collect();
+    let want_included: BTreeSet<(String, String, String)> = [
+        ("I+ Q+", "Q+", "P+"),
+        ("I- Q+", "Q+", "P1-"),
+        ("I+ Q-", "Q-", "P2-"),
+        ("I+ only Q+", "Q+", "D+"),
+        ("I rev Q+", "Q+", "N*"),
+        ("I- Q3", "Q3", "P+"),
+    ]
+    .iter()
+    .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    .collect();
+    assert_eq!(included, want_included);
+    loss.exclusion_weight = 0.0;
+    loss.inclusion_weight = 2.0;
+    let with = values(burn_loss(&loss, &layout, pairs, passages))[0] as f64;
+    let term: f64 = want_included
+        .iter()
+        .map(|(pair, bare, p)| {
+            let gap = (cos(&vecs[pair], &vecs[p]) - cos(&vecs[bare], &vecs[p])) / tau;
+            (1.0 + (-gap).exp()).ln()
+        })
+        .sum::<f64>()
+        / want_included.len() as f64;
+    assert!(
+        (with - without - 2.0 * term).abs() < 1e-4 * (1.0 + term),
+        "inclusion term {} vs the formula's {}",
+        (with - without) / 2.0,
         term
     );
 }

@@ -40,13 +40,14 @@ pub struct TupleIndex {
     pub negatives: Vec<usize>,
 }
 
-/// A passage that answers a query but that an instruction rules out: its score under the
-/// excluding (instruction, query) pair should fall below its score under the query alone
-/// (InfoSearch's SICR asks `S_rev < S_ori`). Indices into the layout's lists.
+/// One passage scored under an (instruction, query) pair and under the same query alone, the
+/// two scores the exclusion and inclusion terms compare (InfoSearch's SICR asks
+/// `S_ins > S_ori` of a passage the instruction asks for and `S_rev < S_ori` of one it rules
+/// out). Indices into the layout's lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Exclusion {
-    /// Into [`BatchLayout::pairs`]: the (instruction, query) that rules the passage out.
-    pub excluding: usize,
+pub struct BareContrast {
+    /// Into [`BatchLayout::pairs`]: the (instruction, query).
+    pub instructed: usize,
     /// Into [`BatchLayout::pairs`]: the same query with the empty instruction.
     pub bare: usize,
     /// Into [`BatchLayout::passages`].
@@ -201,7 +202,7 @@ impl BatchLayout {
     /// the same query (a passage that answers the query but that this instruction rules out,
     /// such as the original positive under the reversed view). Sorted, without repeats; only
     /// those whose bare query is laid out ([`BatchLayout::with_bare_queries`]).
-    pub fn exclusions(&self) -> Vec<Exclusion> {
+    pub fn exclusions(&self) -> Vec<BareContrast> {
         let Some(empty) = self
             .instructions
             .iter()
@@ -222,14 +223,39 @@ impl BatchLayout {
                     t.query == u.query && t.positive == n && t.instruction != u.instruction
                 });
                 if answers_query {
-                    out.push(Exclusion {
-                        excluding: u.pair,
+                    out.push(BareContrast {
+                        instructed: u.pair,
                         bare,
                         passage: n,
                     });
                 }
             }
         }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The batch's inclusions: `(the tuple's pair, bare-query pair, its positive)` for every
+    /// tuple with an instruction, sorted, without repeats; only those whose bare query is laid
+    /// out ([`BatchLayout::with_bare_queries`]).
+    pub fn inclusions(&self) -> Vec<BareContrast> {
+        let mut out: Vec<BareContrast> = self
+            .tuples
+            .iter()
+            .filter(|t| !crate::instruction::is_absent(&self.instructions[t.instruction]))
+            .filter_map(|t| {
+                let empty = self
+                    .instructions
+                    .iter()
+                    .position(|i| crate::instruction::is_absent(i))?;
+                Some(BareContrast {
+                    instructed: t.pair,
+                    bare: self.pair(empty, t.query)?,
+                    passage: t.positive,
+                })
+            })
+            .collect();
         out.sort_unstable();
         out.dedup();
         out

@@ -28,7 +28,7 @@ use std::str::FromStr;
 use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::error::{EngineError, Result};
-use crate::training::batch::BatchLayout;
+use crate::training::batch::{BareContrast, BatchLayout};
 
 use crate::bert::MASKED;
 
@@ -167,7 +167,7 @@ pub struct Loss {
     pub temperature: f64,
     /// The paper's literal sums (see the module docs) instead of positive-once masking.
     pub literal: bool,
-    /// Weight of the exclusion term (0 = none): for every [`crate::training::Exclusion`] of the batch, the
+    /// Weight of the exclusion term (0 = none): for every exclusion of the batch ([`BatchLayout::exclusions`]), the
     /// two-way cross-entropy `-log σ(s(p, q) - s(p, (I, q)))` (scores divided by τ, as in the
     /// blocks) that asks a passage the
     /// instruction `I` rules out to score lower with `I` than under the bare query `q`. The
@@ -177,6 +177,11 @@ pub struct Loss {
     /// ([`BatchLayout::with_bare_queries`]). Exclusions come from the tuples' listed negatives
     /// (instruction-negative records); InF-IR records list none, so they add no term.
     pub exclusion_weight: f64,
+    /// Weight of the inclusion term (0 = none), the exclusion term's other half: for every
+    /// tuple with an instruction ([`BatchLayout::inclusions`]), `-log σ(s(p, (I, q)) - s(p, q))`
+    /// asks its positive to score higher with the instruction than under the bare query
+    /// (SICR's `S_ins > S_ori`).
+    pub inclusion_weight: f64,
 }
 
 /// One logit entry: a flat index into the score matrix and an additive bias.
@@ -191,6 +196,7 @@ impl Loss {
             temperature,
             literal: false,
             exclusion_weight: 0.0,
+            inclusion_weight: 0.0,
         }
     }
 
@@ -198,11 +204,14 @@ impl Loss {
     /// `[layout.pairs.len(), layout.passages.len()]` (pair embeddings times passage embeddings,
     /// both L2-normalised).
     pub fn forward(&self, scores: Tensor<2>, layout: &BatchLayout) -> Tensor<1> {
-        let contrastive = self.per_anchor(scores.clone(), layout).mean();
-        match self.exclusion(scores, layout) {
-            Some(term) => contrastive + term.mul_scalar(self.exclusion_weight),
-            None => contrastive,
+        let mut total = self.per_anchor(scores.clone(), layout).mean();
+        if let Some(term) = self.exclusion(scores.clone(), layout) {
+            total = total + term.mul_scalar(self.exclusion_weight);
         }
+        if let Some(term) = self.inclusion(scores, layout) {
+            total = total + term.mul_scalar(self.inclusion_weight);
+        }
+        total
     }
 
     /// The exclusion term's mean over the batch's exclusions, unweighted; `None` when the
@@ -211,23 +220,48 @@ impl Loss {
         if self.exclusion_weight <= 0.0 {
             return None;
         }
-        let exclusions = layout.exclusions();
-        if exclusions.is_empty() {
+        self.bare_contrast(scores, &layout.exclusions(), false)
+    }
+
+    /// The inclusion term's mean over the batch's inclusions, unweighted; `None` when the
+    /// weight is 0 or the batch has none.
+    pub fn inclusion(&self, scores: Tensor<2>, layout: &BatchLayout) -> Option<Tensor<1>> {
+        if self.inclusion_weight <= 0.0 {
+            return None;
+        }
+        self.bare_contrast(scores, &layout.inclusions(), true)
+    }
+
+    /// The mean two-way cross-entropy between each contrast's instructed and bare-query
+    /// scores, the instructed one the target when `instructed_wins`, else the bare one.
+    fn bare_contrast(
+        &self,
+        scores: Tensor<2>,
+        contrasts: &[BareContrast],
+        instructed_wins: bool,
+    ) -> Option<Tensor<1>> {
+        if contrasts.is_empty() {
             return None;
         }
         let [n_pairs, n_passages] = scores.dims();
         let flat = scores.reshape([n_pairs * n_passages]);
         let at = |pair: usize, passage: usize| pair * n_passages + passage;
-        let rows = exclusions
+        let rows = contrasts
             .iter()
-            .map(|e| {
+            .map(|c| {
                 vec![
-                    (at(e.bare, e.passage), 0.0),
-                    (at(e.excluding, e.passage), 0.0),
+                    (at(c.bare, c.passage), 0.0),
+                    (at(c.instructed, c.passage), 0.0),
                 ]
             })
             .collect();
-        let targets: Vec<usize> = exclusions.iter().map(|e| at(e.bare, e.passage)).collect();
+        let targets: Vec<usize> = contrasts
+            .iter()
+            .map(|c| match instructed_wins {
+                true => at(c.instructed, c.passage),
+                false => at(c.bare, c.passage),
+            })
+            .collect();
         Some(self.cross_entropy(flat, rows, &targets).mean())
     }
 

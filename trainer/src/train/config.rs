@@ -93,6 +93,8 @@ train_config! {
     query_alone_in_block: bool = false;
     /// Weight of the exclusion term (0 = none): a passage that answers the query but that the instruction rules out (an instruction negative, e.g. the original positive under the reversed view) must score lower with the instruction than under the query alone (InfoSearch's SICR: S_rev < S_ori); the contrastive blocks only rank passages within one query.
     exclusion_weight: f64 = 0.0;
+    /// Weight of the inclusion term (0 = none), the exclusion term's other half: each positive must score higher with its instruction than under the query alone (SICR's S_ins > S_ori).
+    inclusion_weight: f64 = 0.0;
     /// How instruction and query meet: concat (one text through --template) or cross-attention (engine's Interaction II module, trained too).
     interaction: InteractionKind = InteractionKind::Concat;
     /// Template joining instruction and query: instruction-first, query-first, instruct, or a pattern with {instruction} and {query}.
@@ -199,7 +201,7 @@ impl TrainConfig {
     }
 
     /// The real numbers' checks, as [`TrainConfig::count_checks`].
-    fn real_checks(&self) -> [(&'static str, bool, &'static str); 12] {
+    fn real_checks(&self) -> [(&'static str, bool, &'static str); 13] {
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let below_one = |x: f64| (0.0..1.0).contains(&x);
         let positive = |x: f64| x > 0.0 && x.is_finite();
@@ -243,6 +245,11 @@ impl TrainConfig {
             (
                 "--exclusion-weight",
                 non_negative(self.exclusion_weight),
+                "0 (none) or more",
+            ),
+            (
+                "--inclusion-weight",
+                non_negative(self.inclusion_weight),
                 "0 (none) or more",
             ),
         ]
