@@ -1002,6 +1002,8 @@ fn every_numeric_setting_out_of_range_is_refused_by_its_flag_before_training() {
         ("--grad-accumulation", "0"),
         ("--keep-checkpoints", "0"),
         ("--distill-batch", "0"),
+        ("--exclusion-weight", "-1"),
+        ("--inclusion-weight", "NaN"),
     ] {
         let mut args = common(&model, &data, &out);
         if let Some(i) = args.iter().position(|a| *a == flag) {
