@@ -491,18 +491,20 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
         "no bare queries laid out, no exclusions"
     );
     let layout = plain.with_bare_queries();
-    let text = |pair: usize| layout.pair_texts(join)[pair].clone();
-    let found: BTreeSet<(String, String, String)> = layout
-        .exclusions()
-        .iter()
-        .map(|e| {
-            (
-                text(e.instructed),
-                text(e.bare),
-                layout.passages[e.passage].clone(),
-            )
-        })
-        .collect();
+    let texts = |contrasts: Vec<engine::training::BareContrast>| {
+        let pair = |i: usize| layout.pair_texts(join)[i].clone();
+        contrasts
+            .iter()
+            .map(|c| {
+                (
+                    pair(c.instructed),
+                    pair(c.bare),
+                    layout.passages[c.passage].clone(),
+                )
+            })
+            .collect::<BTreeSet<(String, String, String)>>()
+    };
+    let found = texts(layout.exclusions());
     // The dual view's two tuples exclude each other's positive, and the InF-IR record's P1-
     // (the positive of (I-, Q+)) is excluded wherever Q+ lists it as a negative; N2, H and the
     // other query's D+ are no positive of a Q+ tuple, so they are not exclusions.
@@ -553,14 +555,18 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
     loss.exclusion_weight = 0.5;
     let with = values(burn_loss(&loss, &layout, pairs.clone(), passages.clone()))[0] as f64;
     let tau = loss.temperature;
-    let term: f64 = want
-        .iter()
-        .map(|(pair, bare, p)| {
-            let gap = (cos(&vecs[bare], &vecs[p]) - cos(&vecs[pair], &vecs[p])) / tau;
-            (1.0 + (-gap).exp()).ln()
-        })
-        .sum::<f64>()
-        / want.len() as f64;
+    // Mean of -log σ(gap / τ), gap the winner's cosine minus the loser's.
+    let softplus_mean = |set: &BTreeSet<(String, String, String)>, instructed_wins: bool| {
+        let sign = if instructed_wins { 1.0 } else { -1.0 };
+        set.iter()
+            .map(|(pair, bare, p)| {
+                let gap = sign * (cos(&vecs[pair], &vecs[p]) - cos(&vecs[bare], &vecs[p])) / tau;
+                (1.0 + (-gap).exp()).ln()
+            })
+            .sum::<f64>()
+            / set.len() as f64
+    };
+    let term = softplus_mean(&want, false);
     assert!(term > 0.0);
     assert!(
         (with - without - 0.5 * term).abs() < 1e-4 * (1.0 + term),
@@ -571,17 +577,7 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
 
     // The inclusion term: every tuple with an instruction, its positive asked to score higher
     // with the instruction than under the bare query, -log σ((s(p, (I, q)) - s(p, q)) / τ).
-    let included: BTreeSet<(String, String, String)> = layout
-        .inclusions()
-        .iter()
-        .map(|c| {
-            (
-                text(c.instructed),
-                text(c.bare),
-                layout.passages[c.passage].clone(),
-            )
-        })
-        .collect();
+    let included = texts(layout.inclusions());
     let want_included: BTreeSet<(String, String, String)> = [
         ("I+ Q+", "Q+", "P+"),
         ("I- Q+", "Q+", "P1-"),
@@ -597,14 +593,7 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
     loss.exclusion_weight = 0.0;
     loss.inclusion_weight = 2.0;
     let with = values(burn_loss(&loss, &layout, pairs, passages))[0] as f64;
-    let term: f64 = want_included
-        .iter()
-        .map(|(pair, bare, p)| {
-            let gap = (cos(&vecs[pair], &vecs[p]) - cos(&vecs[bare], &vecs[p])) / tau;
-            (1.0 + (-gap).exp()).ln()
-        })
-        .sum::<f64>()
-        / want_included.len() as f64;
+    let term = softplus_mean(&want_included, true);
     assert!(
         (with - without - 2.0 * term).abs() < 1e-4 * (1.0 + term),
         "inclusion term {} vs the formula's {}",
