@@ -55,7 +55,9 @@ macro_rules! serde_as_text {
 }
 
 /// `Display` and `FromStr` (errors: [`EngineError::Invalid`]) for an enum named by fixed words:
-/// `text_names!(Padding, "padding", { Longest => "longest", Buckets => "buckets" })`.
+/// `text_names!(Padding, "padding", { Longest => "longest", Buckets => "buckets" })`. Only the
+/// encoder's modules name such enums.
+#[cfg(feature = "encoder")]
 macro_rules! text_names {
     ($t:ident, $what:literal, { $($variant:ident => $name:literal),+ $(,)? }) => {
         impl std::fmt::Display for $t {
