@@ -174,13 +174,18 @@ impl BatchLayout {
         self
     }
 
-    /// Adds the (empty instruction, query) pairs; returns the empty instruction's index.
-    fn add_bare_queries(&mut self) -> usize {
-        let empty = match self
-            .instructions
+    /// The index of the instruction that gives none (empty or blank), if the batch has one:
+    /// blank instructions are interned as their own text, but the template encodes each as
+    /// the query alone, so the first stands for all.
+    fn bare_instruction(&self) -> Option<usize> {
+        self.instructions
             .iter()
             .position(|i| crate::instruction::is_absent(i))
-        {
+    }
+
+    /// Adds the (empty instruction, query) pairs; returns the empty instruction's index.
+    fn add_bare_queries(&mut self) -> usize {
+        let empty = match self.bare_instruction() {
             Some(i) => i,
             None => {
                 self.instructions.push(String::new());
@@ -203,11 +208,7 @@ impl BatchLayout {
     /// such as the original positive under the reversed view). Sorted, without repeats; only
     /// those whose bare query is laid out ([`BatchLayout::with_bare_queries`]).
     pub fn exclusions(&self) -> Vec<BareContrast> {
-        let Some(empty) = self
-            .instructions
-            .iter()
-            .position(|i| crate::instruction::is_absent(i))
-        else {
+        let Some(empty) = self.bare_instruction() else {
             return Vec::new();
         };
         let mut out = Vec::new();
@@ -240,15 +241,14 @@ impl BatchLayout {
     /// tuple with an instruction, sorted, without repeats; only those whose bare query is laid
     /// out ([`BatchLayout::with_bare_queries`]).
     pub fn inclusions(&self) -> Vec<BareContrast> {
+        let Some(empty) = self.bare_instruction() else {
+            return Vec::new();
+        };
         let mut out: Vec<BareContrast> = self
             .tuples
             .iter()
             .filter(|t| !crate::instruction::is_absent(&self.instructions[t.instruction]))
             .filter_map(|t| {
-                let empty = self
-                    .instructions
-                    .iter()
-                    .position(|i| crate::instruction::is_absent(i))?;
                 Some(BareContrast {
                     instructed: t.pair,
                     bare: self.pair(empty, t.query)?,
