@@ -70,13 +70,16 @@ st_embed() { # batch precision
 }
 # Training: 64/256 tokens; 8 steps timed over the 7 after the first, or STEPS steps timed over
 # the last 7 (a build that tunes its kernels spends its first steps tuning every training shape).
-engine_train() { # build batch [steps] [precision: f32 or mixed-f16]
-    local run=$scratch/train-$1-$2-${4:-f32} line steps=${3:-8} precision=${4:-f32}
+# CHUNK is --encode-chunk, the texts per forward pass (the default 32 makes a 64-triplet step six
+# forward passes: two of queries, four of passages; 128 makes it two).
+engine_train() { # build batch [steps] [precision: f32 or mixed-f16] [chunk]
+    local steps=${3:-8} precision=${4:-f32} chunk=${5:-32} line
+    local run=$scratch/train-$1-$2-$precision-c$chunk
     timeout 240 "$BINS/$1/trainer" train --loss infonce --warmup-ratio 0 --checkpoint-every 0 \
         --device "$device" --model "$model" --data "$records" --output "$run" --precision "$precision" \
         --batch-size "$2" --max-steps "$steps" --query-max-length 64 --passage-max-length 256 \
-        >"$out/train-$1-$2-$precision.log" 2>&1
-    line=$("$python" - "$run/metrics.jsonl" "$device" "$1" "$precision" <<'PY'
+        --encode-chunk "$chunk" >"$out/train-$1-$2-$precision-c$chunk.log" 2>&1
+    line=$("$python" - "$run/metrics.jsonl" "$device" "$1" "$precision, $chunk texts a pass" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rows = [r for r in rows if isinstance(r.get("loss"), (int, float))][-8:]
@@ -86,14 +89,14 @@ print(json.dumps({"system": f"trainer train --loss infonce (burn-wgpu, {sys.argv
                   "pairs": pairs, "seconds": secs, "pairs_per_s": pairs / secs}))
 PY
 )
-    echo "train b$2 $1 $precision: $line"
+    echo "train b$2 $1 $precision c$chunk: $line"
     record train "$2" "$1" "$line"
 }
-st_train() { # batch
+st_train() { # batch [fp32 or fp16: PyTorch's automatic mixed precision]
     local line
     line=$(timeout 150 "$python" "$root/trainer/benches/st_train_throughput.py" "$model" "$records" \
-        "$1" 8 64 256 cuda | tail -1)
-    echo "train b$1 st: $line"
+        "$1" 8 64 256 cuda "${2:-fp32}" | tail -1)
+    echo "train b$1 st ${2:-fp32}: $line"
     record train "$1" st "$line"
 }
 profile() {
@@ -144,8 +147,11 @@ engine_embed plain 128 f32 buckets pipelined
 engine_embed plain 128 f16 buckets pipelined
 agreement
 st_train 64
+st_train 64 fp16
 engine_train plain 64
+engine_train plain 64 8 f32 128
 engine_train plain 64 8 mixed-f16
+engine_train plain 64 8 mixed-f16 128
 profile
 for v in $variants; do
     [ $v = plain ] && continue
@@ -154,7 +160,8 @@ for v in $variants; do
     engine_embed $v 128 f32 buckets pipelined fused
     engine_embed $v 128 f16 buckets pipelined
     engine_train $v 64 40
-    engine_train $v 64 40 mixed-f16
+    engine_train $v 64 40 f32 128
+    engine_train $v 64 40 mixed-f16 128
 done
 if [ -z "${QUICK:-}" ]; then
     st_embed 32 fp32
