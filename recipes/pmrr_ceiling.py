@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""p-MRR of a saved run and the most it could be on the same og run.
+
+  pmrr_ceiling.py RUN_DIR SET_DIR
+
+RUN_DIR holds `trainer eval --set SET_DIR --save-runs RUN_DIR`'s og.trec and changed.trec;
+SET_DIR the set's qrels/{og,changed}.tsv. p-MRR is FollowIR's: for every passage relevant to
+the query alone but not under the changed instruction, 1 - R_og/R_new when it drops, R_new/R_og
+- 1 when it rises, averaged per query, then over the queries. The ceiling ranks, for each query,
+every passage relevant under the instruction above every other one (each group in the og run's
+order) and scores that against the same og run: on a set where each query re-ranks a few
+candidates, p-MRR cannot approach 100, and this says how far it can go.
+"""
+import collections
+import sys
+
+
+def read_run(path):
+    ranks = collections.defaultdict(dict)
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            query, _, doc, rank, _score, _tag = line.split()
+            ranks[query][doc] = int(rank)
+    return ranks
+
+
+def read_qrels(path):
+    relevant = collections.defaultdict(set)
+    with open(path, encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            query, doc, score = line.split()
+            if int(score) > 0:
+                relevant[query].add(doc)
+    return relevant
+
+
+def pairwise(r_og, r_new):
+    return r_new / r_og - 1 if r_og > r_new else 1 - r_og / r_new
+
+
+def main():
+    run_dir, set_dir = sys.argv[1], sys.argv[2]
+    og, changed = read_run(f"{run_dir}/og.trec"), read_run(f"{run_dir}/changed.trec")
+    wanted_og = read_qrels(f"{set_dir}/qrels/og.tsv")
+    wanted = read_qrels(f"{set_dir}/qrels/changed.tsv")
+    measured, ceiling = [], []
+    for query, og_ranks in og.items():
+        affected = [d for d in wanted_og[query] if d not in wanted[query]]
+        if query not in changed or not affected:
+            continue
+        order = sorted(og_ranks, key=lambda d: (d not in wanted[query], og_ranks[d]))
+        ideal = {d: i + 1 for i, d in enumerate(order)}
+        score = lambda new: sum(pairwise(og_ranks[d], new[d]) for d in affected) / len(affected)
+        measured.append(score(changed[query]))
+        ceiling.append(score(ideal))
+    if not measured:
+        sys.exit(f"{run_dir}: no query with a passage that the changed instruction excludes")
+    n = len(measured)
+    print(f"{n} queries: p-MRR {100 * sum(measured) / n:.2f}, "
+          f"ceiling on this og run {100 * sum(ceiling) / n:.2f}")
+
+
+if __name__ == "__main__":
+    main()
