@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""p-MRR of a saved run and the most it could be on the same og run.
+"""p-MRR of a saved run beside two references on the same og run: the ideal ranking's and the
+maximum.
 
   pmrr_ceiling.py RUN_DIR SET_DIR
 
 RUN_DIR holds `trainer eval --set SET_DIR --save-runs RUN_DIR`'s og.trec and changed.trec;
 SET_DIR the set's qrels/{og,changed}.tsv. p-MRR is FollowIR's: for every passage relevant to
 the query alone but not under the changed instruction, 1 - R_og/R_new when it drops, R_new/R_og
-- 1 when it rises, averaged per query, then over the queries. The ceiling ranks, for each query,
-every passage relevant under the instruction above every other one (each group in the og run's
-order) and scores that against the same og run: on a set where each query re-ranks a few
-candidates, p-MRR cannot approach 100, and this says how far it can go.
+- 1 when it rises, averaged per query, then over the queries. Both references are scored
+against the same og run:
+- the ideal ranking: every passage relevant under the instruction above every other one, each
+  group in the og run's order (what a perfect nDCG under the instruction looks like);
+- the maximum: the excluded passages below everything else, distractors included, in the order
+  that scores best (p-MRR rewards an excluded passage for every rank it drops).
+On a set where each query re-ranks a few candidates, p-MRR cannot approach 100; this says how far
+it can go.
 """
+import itertools
 import collections
 import sys
 
@@ -39,12 +45,23 @@ def pairwise(r_og, r_new):
     return r_new / r_og - 1 if r_og > r_new else 1 - r_og / r_new
 
 
+def best_bottom_order(og_ranks, affected, score):
+    """The best score with the affected passages in the last places (every order tried: a query
+    excludes at most a handful of its candidates)."""
+    others = [d for d in og_ranks if d not in affected]
+    best = float("-inf")
+    for order in itertools.permutations(affected):
+        new = {d: i + 1 for i, d in enumerate(others + list(order))}
+        best = max(best, score(new))
+    return best
+
+
 def main():
     run_dir, set_dir = sys.argv[1], sys.argv[2]
     og, changed = read_run(f"{run_dir}/og.trec"), read_run(f"{run_dir}/changed.trec")
     wanted_og = read_qrels(f"{set_dir}/qrels/og.tsv")
     wanted = read_qrels(f"{set_dir}/qrels/changed.tsv")
-    measured, ceiling = [], []
+    measured, ideal_scores, maximum = [], [], []
     for query, og_ranks in og.items():
         affected = [d for d in wanted_og[query] if d not in wanted[query]]
         if query not in changed or not affected:
@@ -53,12 +70,13 @@ def main():
         ideal = {d: i + 1 for i, d in enumerate(order)}
         score = lambda new: sum(pairwise(og_ranks[d], new[d]) for d in affected) / len(affected)
         measured.append(score(changed[query]))
-        ceiling.append(score(ideal))
+        ideal_scores.append(score(ideal))
+        maximum.append(best_bottom_order(og_ranks, affected, score))
     if not measured:
         sys.exit(f"{run_dir}: no query with a passage that the changed instruction excludes")
     n = len(measured)
-    print(f"{n} queries: p-MRR {100 * sum(measured) / n:.2f}, "
-          f"ceiling on this og run {100 * sum(ceiling) / n:.2f}")
+    print(f"{n} queries: p-MRR {100 * sum(measured) / n:.2f}; on this og run the ideal ranking's "
+          f"{100 * sum(ideal_scores) / n:.2f}, the maximum {100 * sum(maximum) / n:.2f}")
 
 
 if __name__ == "__main__":
