@@ -21,23 +21,35 @@ import collections
 import sys
 
 
+def fields(path, expected, numeric, header=False):
+    """The fields of each non-empty line (after the header line, if any); exits naming FILE:LINE
+    on a line without `expected` fields or whose field `numeric` is not an integer."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                parts = line.split()
+                if not parts or (header and number == 1):
+                    continue
+                if len(parts) != expected or not parts[numeric].lstrip("-").isdigit():
+                    sys.exit(f"{path}:{number}: expected {expected} fields with an integer "
+                             f"in field {numeric + 1}, got {line.strip()!r}")
+                yield parts
+    except OSError as e:
+        sys.exit(f"{path}: {e.strerror}")
+
+
 def read_run(path):
     ranks = collections.defaultdict(dict)
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            query, _, doc, rank, _score, _tag = line.split()
-            ranks[query][doc] = int(rank)
+    for query, _, doc, rank, _score, _tag in fields(path, 6, numeric=3):
+        ranks[query][doc] = int(rank)
     return ranks
 
 
 def read_qrels(path):
     relevant = collections.defaultdict(set)
-    with open(path, encoding="utf-8") as f:
-        next(f)
-        for line in f:
-            query, doc, score = line.split()
-            if int(score) > 0:
-                relevant[query].add(doc)
+    for query, doc, score in fields(path, 3, numeric=2, header=True):
+        if int(score) > 0:
+            relevant[query].add(doc)
     return relevant
 
 
