@@ -1025,3 +1025,58 @@ fn every_numeric_setting_out_of_range_is_refused_by_its_flag_before_training() {
     let run = train(&args);
     assert!(String::from_utf8_lossy(&run.stderr).contains("--beta1 must be in [0, 1)"));
 }
+
+/// The weights of `run`'s model split by whether `frozen` (a weight name) says they were frozen,
+/// each part's largest difference to the starting `model`'s.
+fn frozen_and_trained_diff(model: &Path, run: &Path, frozen: impl Fn(&str) -> bool) -> (f32, f32) {
+    let (start, end) = (weights(model), weights(&run.join("model")));
+    let (mut still, mut moved) = (0.0f32, 0.0f32);
+    for ((name, a), (_, b)) in start.iter().zip(&end) {
+        let d = max_diff(&[(name.clone(), a.clone())], &[(name.clone(), b.clone())]);
+        if frozen(name) {
+            still = still.max(d);
+        } else {
+            moved = moved.max(d);
+        }
+    }
+    (still, moved)
+}
+
+#[test]
+fn frozen_blocks_keep_their_weights_on_one_device_two_replicas_and_after_a_resume() {
+    let (dir, model, data, _) = fresh("frozen", 8);
+    // Two blocks of the tiny model's three: the embeddings and the first layer.
+    let frozen = |name: &str| name.contains("embeddings.") || name.contains("layer.0.");
+    let steps = [&checkpointed("6")[..], &["--frozen-blocks", "2"]].concat();
+    let one = dir.join("one");
+    ok(&train(&common_and(&model, &data, &one, &steps)));
+    let (still, moved) = frozen_and_trained_diff(&model, &one, frozen);
+    assert_eq!(still, 0.0, "a frozen weight moved");
+    assert!(moved > 1e-4, "the other layer trained: {moved}");
+    let two = dir.join("two");
+    let parallel = [&steps[..], &["--devices", "cpu:2"]].concat();
+    ok(&train(&common_and(&model, &data, &two, &parallel)));
+    assert_eq!(frozen_and_trained_diff(&model, &two, frozen).0, 0.0);
+    assert!(run_diff(&one, &two) < 5e-5);
+    // Killed and resumed: the blocks are frozen again, and the weights are the uninterrupted ones.
+    let killed = dir.join("killed");
+    let mut args = common_and(&model, &data, &killed, &steps);
+    kill_at(&args, &killed, 4);
+    args.push("--resume");
+    ok(&train(&args));
+    assert!(run_diff(&one, &killed) <= 1e-6);
+    // Resuming with another count is refused by name; so is freezing everything or more.
+    let mut other = common_and(&model, &data, &killed, &checkpointed("8"));
+    other.extend(["--frozen-blocks", "1", "--resume"]);
+    refused(&train(&other), &["frozen_blocks"]);
+    for (blocks, says) in [
+        ("3", "nothing would train"),
+        ("4", "cannot freeze 4 blocks"),
+    ] {
+        let out = dir.join(format!("all-{blocks}"));
+        let args = [&checkpointed("2")[..], &["--frozen-blocks", blocks]].concat();
+        refused(&train(&common_and(&model, &data, &out, &args)), &[says]);
+        assert!(!out.join("model").exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -138,6 +138,37 @@ impl BertModel {
         *self = self.clone().map(&mut Cast(dtype));
     }
 
+    /// The encoder's blocks from the bottom: the embeddings, then each transformer layer.
+    pub fn block_count(&self) -> usize {
+        1 + self.layers.len()
+    }
+
+    /// Freezes the lowest `blocks` blocks for fine-tuning: the embeddings first, then the
+    /// transformer layers from the bottom (`1` = the embeddings, `1 + k` = the embeddings and
+    /// the first `k` layers; [`BertModel::block_count`] at most). Their parameters stop
+    /// requiring gradients: the backward pass ends above them and the optimiser, which only
+    /// updates parameters that have a gradient, leaves them as they are.
+    pub fn freeze_lowest(mut self, blocks: usize) -> Result<Self> {
+        if blocks > self.block_count() {
+            return Err(EngineError::Invalid(format!(
+                "cannot freeze {blocks} blocks: the encoder has {} (the embeddings and {} layers)",
+                self.block_count(),
+                self.layers.len()
+            )));
+        }
+        if blocks >= 1 {
+            self.embeddings = self.embeddings.no_grad();
+        }
+        let layers = blocks.saturating_sub(1);
+        self.layers = self
+            .layers
+            .into_iter()
+            .enumerate()
+            .map(|(i, layer)| if i < layers { layer.no_grad() } else { layer })
+            .collect();
+        Ok(self)
+    }
+
     /// Computes self-attention with `kernel` from now on.
     pub fn set_attention(&mut self, kernel: AttentionKernel) {
         self.attention = kernel;

@@ -104,6 +104,15 @@ impl TrainModel {
         Ok(TrainModel { bert, cross })
     }
 
+    /// This model with the encoder's lowest `blocks` frozen ([`BertModel::freeze_lowest`]);
+    /// a cross-attention module stays trainable.
+    pub fn freeze_lowest(self, blocks: usize) -> Result<Self> {
+        Ok(TrainModel {
+            bert: self.bert.freeze_lowest(blocks)?,
+            cross: self.cross,
+        })
+    }
+
     /// The model that computes a step in `precision`: this one for f32; for mixed precision
     /// a copy whose encoder weights are cast to f16 inside the autodiff graph, so gradients
     /// flow back through the cast to this model's f32 parameters.

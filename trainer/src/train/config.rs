@@ -95,6 +95,8 @@ train_config! {
     exclusion_weight: f64 = 0.0;
     /// Weight of the inclusion term (0 = none), the exclusion term's other half: each positive must score higher with its instruction than under the query alone (SICR's S_ins > S_ori).
     inclusion_weight: f64 = 0.0;
+    /// The encoder's lowest blocks kept as they are (no gradients, no updates): 0 = none, 1 = the token embeddings, 1 + k = the embeddings and the first k transformer layers. Less to forget and a shorter backward pass; a cross-attention module always trains.
+    frozen_blocks: usize = 0;
     /// How instruction and query meet: concat (one text through --template) or cross-attention (engine's Interaction II module, trained too).
     interaction: InteractionKind = InteractionKind::Concat;
     /// Template joining instruction and query: instruction-first, query-first, instruct, or a pattern with {instruction} and {query}.

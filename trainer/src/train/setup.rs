@@ -297,8 +297,17 @@ pub fn load_model(
     }
     .config();
     let train_device = setup.device.clone().autodiff();
+    let load = |files: &ModelFiles| -> anyhow::Result<TrainModel> {
+        let model = TrainModel::load(files, &setup.model_config, plan.cross, &train_device)?;
+        let blocks = config.frozen_blocks;
+        let all = model.bert.block_count();
+        if blocks == all && !plan.cross {
+            bail!("--frozen-blocks {blocks} freezes the whole encoder ({all} blocks: the embeddings and {} layers): nothing would train", all - 1);
+        }
+        Ok(model.freeze_lowest(blocks)?)
+    };
     let Some(path) = resume_from else {
-        let model = TrainModel::load(&setup.base, &setup.model_config, plan.cross, &train_device)?;
+        let model = load(&setup.base)?;
         return Ok(Start {
             model,
             optimizer: adamw.init(),
@@ -308,7 +317,7 @@ pub fn load_model(
     };
     let (state, files, optimizer_bytes) = checkpoint::read(path, &setup.base)?;
     check_resumable(&state, config, records)?;
-    let model = TrainModel::load(&files, &setup.model_config, plan.cross, &train_device)?;
+    let model = load(&files)?;
     let optimizer = adamw
         .init()
         .from_bytes(Bytes::from_bytes_vec(optimizer_bytes))
