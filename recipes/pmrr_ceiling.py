@@ -14,7 +14,10 @@ against the same og run:
 - the maximum: the excluded passages below everything else, distractors included, in the order
   that scores best (p-MRR rewards an excluded passage for every rank it drops).
 On a set where each query re-ranks a few candidates, p-MRR cannot approach 100; this says how far
-it can go.
+it can go. Then where the run's p-MRR is lost: how many excluded passages drop, rise or stay,
+what the drops earn and the rises cost (points of p-MRR averaged over the excluded passages),
+and each rise by the passages that fell below it: wanted ones, distractors, or other excluded
+ones (an excluded group reshuffled among itself).
 """
 import itertools
 import collections
@@ -68,6 +71,37 @@ def best_bottom_order(og_ranks, affected, score):
     return best
 
 
+def losses(og, changed, wanted_og, wanted):
+    """Prints the drops, rises and what passed each risen passage, over every excluded passage."""
+    moves, earned, passed_by, cost, total = collections.Counter(), 0.0, collections.Counter(), \
+        collections.Counter(), 0
+    for query, og_ranks in og.items():
+        if query not in changed:
+            continue
+        new = changed[query]
+        for d in wanted_og[query] - wanted[query]:
+            total += 1
+            a, b = og_ranks[d], new[d]
+            if b >= a:
+                moves["dropped" if b > a else "stayed"] += 1
+                earned += pairwise(a, b)
+                continue
+            moves["rose"] += 1
+            fell = {x for x in og_ranks if og_ranks[x] < a and new[x] > b}
+            kinds = sorted({"wanted" if x in wanted[query] else
+                            "excluded" if x in wanted_og[query] else "distractor" for x in fell})
+            key = " and ".join(kinds)
+            passed_by[key] += 1
+            cost[key] += pairwise(a, b)
+    if not total:
+        return
+    print(f"{total} excluded passages: {moves['dropped']} dropped (+{100 * earned / total:.2f}), "
+          f"{moves['rose']} rose ({100 * sum(cost.values()) / total:.2f}), "
+          f"{moves['stayed']} stayed")
+    for key, count in passed_by.most_common():
+        print(f"  rose past {key}: {count} ({100 * cost[key] / total:.2f})")
+
+
 def main():
     run_dir, set_dir = sys.argv[1], sys.argv[2]
     og, changed = read_run(f"{run_dir}/og.trec"), read_run(f"{run_dir}/changed.trec")
@@ -89,6 +123,7 @@ def main():
     n = len(measured)
     print(f"{n} queries: p-MRR {100 * sum(measured) / n:.2f}; on this og run the ideal ranking's "
           f"{100 * sum(ideal_scores) / n:.2f}, the maximum {100 * sum(maximum) / n:.2f}")
+    losses(og, changed, wanted_og, wanted)
 
 
 if __name__ == "__main__":
