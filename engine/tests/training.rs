@@ -18,6 +18,7 @@ fn tuple(i: &str, q: &str, p: &str, negatives: &[&str]) -> TrainingTuple {
         query: q.into(),
         positive: p.into(),
         negatives: negatives.iter().map(|s| s.to_string()).collect(),
+        excluded: 0,
     }
 }
 
@@ -363,9 +364,12 @@ fn dual_view_record_swaps_the_pair_and_shares_the_batch() {
     assert_eq!(t.len(), 2);
     assert_eq!(t[0].positive, "D+");
     assert_eq!(t[0].negatives, vec!["N*", "N1", "H1"]);
+    assert_eq!(t[0].excluded, 2, "the instruction negatives kept");
     assert_eq!(t[1].instruction, "i rev");
     assert_eq!(t[1].positive, "N*");
-    assert_eq!(t[1].negatives, vec!["D+", "N1", "H1"]);
+    // N1, which "i" rules out, is what its reversal asks for: no negative of that view.
+    assert_eq!(t[1].negatives, vec!["D+", "H1", "H2"]);
+    assert_eq!(t[1].excluded, 1);
     let plain = TrainingRecord::parse(
         r#"{"query":"q","instruction":"i","positive":"D+","negatives":[],"instruction_negatives":[]}"#,
     )
@@ -505,11 +509,13 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
             .collect::<BTreeSet<(String, String, String)>>()
     };
     let found = texts(layout.exclusions());
-    // The dual view's two tuples exclude each other's positive, and the InF-IR record's P1-
-    // (the positive of (I-, Q+)) is excluded wherever Q+ lists it as a negative; N2, H and the
-    // other query's D+ are no positive of a Q+ tuple, so they are not exclusions.
+    // The dual view's two tuples exclude each other's positive, the changed view its other
+    // instruction negative (N2) too, and the InF-IR record's P1- (the positive of (I-, Q+)) is
+    // excluded wherever Q+ lists it as a negative; H and the other query's D+ are neither
+    // instruction negatives nor a positive of a Q+ tuple, so they are not exclusions.
     let want: BTreeSet<(String, String, String)> = [
         ("I+ only Q+", "N*"),
+        ("I+ only Q+", "N2"),
         ("I+ only Q+", "P1-"),
         ("I rev Q+", "D+"),
         ("I rev Q+", "P1-"),
@@ -600,6 +606,69 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
         (with - without) / 2.0,
         term
     );
+}
+
+#[test]
+fn an_excluded_group_is_asked_to_keep_its_bare_query_order() {
+    let tuples = mixed_batch();
+    let layout = BatchLayout::new(&tuples, true, 1.0, &mut SplitMix64::new(0)).with_bare_queries();
+    // One group: the changed view's two instruction negatives (the reversed view has one).
+    let groups = layout.excluded_groups();
+    assert_eq!(groups.len(), 1);
+    let pair = |i: usize| layout.pair_texts(join)[i].clone();
+    let g = &groups[0];
+    assert_eq!(
+        (pair(g.instructed), pair(g.bare)),
+        ("I+ only Q+".into(), "Q+".into())
+    );
+    let names: BTreeSet<&str> = g
+        .passages
+        .iter()
+        .map(|&p| layout.passages[p].as_str())
+        .collect();
+    assert_eq!(names, ["N*", "N2"].into_iter().collect());
+
+    let dim = 8;
+    let (vecs, pair_raw, passage_raw) = random_vecs(&layout, dim, 11);
+    let device = Device::flex();
+    let (pairs, passages) = matrices(&layout, pair_raw.clone(), passage_raw.clone(), dim, &device);
+    let mut loss = Loss::new("multi-p-i".parse().unwrap());
+    let without = values(burn_loss(&loss, &layout, pairs.clone(), passages.clone()))[0] as f64;
+    loss.excluded_order_weight = 3.0;
+    let with = values(burn_loss(&loss, &layout, pairs, passages.clone()))[0] as f64;
+    // KL(p_bare ‖ p_instructed) over {N*, N2}, each the softmax of cosines / τ.
+    let tau = loss.temperature;
+    let softmax = |from: &str| -> Vec<f64> {
+        let logits: Vec<f64> = ["N*", "N2"]
+            .iter()
+            .map(|p| cos(&vecs[from], &vecs[*p]) / tau)
+            .collect();
+        let max = logits.iter().cloned().fold(f64::MIN, f64::max);
+        let z: f64 = logits.iter().map(|l| (l - max).exp()).sum();
+        logits.iter().map(|l| (l - max).exp() / z).collect()
+    };
+    let (p, q) = (softmax("Q+"), softmax("I+ only Q+"));
+    let kl: f64 = p.iter().zip(&q).map(|(p, q)| p * (p / q).ln()).sum();
+    assert!(
+        kl > 1e-3,
+        "random vectors give the two orders different weights: {kl}"
+    );
+    assert!(
+        (with - without - 3.0 * kl).abs() < 1e-4 * (1.0 + kl),
+        "excluded-order term {} vs the formula's {kl}",
+        (with - without) / 3.0
+    );
+    // Scored by the instruction exactly as by the bare query, the group costs nothing.
+    let mut same = pair_raw;
+    let (bare_row, instructed_row) = (g.bare * dim, g.instructed * dim);
+    for k in 0..dim {
+        same[instructed_row + k] = same[bare_row + k];
+    }
+    let (pairs, passages) = matrices(&layout, same, passage_raw, dim, &device);
+    let scores = engine::training::l2_normalize_rows(pairs)
+        .matmul(engine::training::l2_normalize_rows(passages).transpose());
+    let term = values(loss.excluded_order(scores, &layout).unwrap())[0];
+    assert!(term.abs() < 1e-6, "{term}");
 }
 
 #[test]

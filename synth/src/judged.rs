@@ -75,6 +75,10 @@ pub struct JudgedSettings {
     pub inf_ir: bool,
     /// Plain records per distinct query text under its original instruction (1).
     pub replay: usize,
+    /// Each dual-view record lists the whole group its instruction rules out as instruction
+    /// negatives (the paired passage first), every other record oriented the other way
+    /// round, so that both polarities see whole groups (false: the paired passage alone).
+    pub whole_groups: bool,
     /// Seed of the foreign negatives and the poisoned queries (42).
     pub seed: u64,
 }
@@ -86,6 +90,7 @@ impl Default for JudgedSettings {
             foreign_negatives: 0,
             inf_ir: false,
             replay: 1,
+            whole_groups: false,
             seed: 42,
         }
     }
@@ -263,6 +268,13 @@ impl JudgedRecords {
     }
 }
 
+/// `group` with `paired` moved to the front.
+fn paired_first<'a>(paired: &'a str, group: &[&'a str]) -> Vec<&'a str> {
+    std::iter::once(paired)
+        .chain(group.iter().copied().filter(|&d| d != paired))
+        .collect()
+}
+
 /// Makes one query's records at a time.
 struct Maker<'a, 's> {
     j: &'s Judgments<'a>,
@@ -306,20 +318,48 @@ impl<'a> Maker<'a, '_> {
         for i in 0..n {
             let (positive, negative) = (split.kept[i % k], split.excluded[i % r]);
             let negatives = self.negatives(query, &off_topic);
+            let record = match (self.settings.whole_groups, i % 2) {
+                (false, _) => {
+                    self.dual_view(query, [&instruction, reversed], positive, &[negative])
+                }
+                (true, 0) => {
+                    let group = paired_first(negative, &split.excluded);
+                    self.dual_view(query, [&instruction, reversed], positive, &group)
+                }
+                (true, _) => {
+                    let group = paired_first(positive, &split.kept);
+                    self.dual_view(query, [reversed, &instruction], negative, &group)
+                }
+            };
             self.out.records.push(TrainingRecord::InstructionNegative(
                 InstructionNegativeRecord {
-                    query: query.text.clone(),
-                    instruction: instruction.clone(),
-                    positive: self.j.text(positive),
                     negatives,
-                    instruction_negatives: vec![self.j.text(negative)],
-                    instruction_reversed: Some(reversed.clone()),
+                    ..record
                 },
             ));
             self.out.counts.dual_view += 1;
             if self.settings.inf_ir {
                 self.inf_ir(query, &instruction, reversed, positive, negative);
             }
+        }
+    }
+
+    /// A dual-view record: `positive` wanted under `instructions[0]`, `excluded` (the paired
+    /// passage first) under `instructions[1]`; no hard negatives yet.
+    fn dual_view(
+        &self,
+        query: &Query,
+        instructions: [&str; 2],
+        positive: &str,
+        excluded: &[&str],
+    ) -> InstructionNegativeRecord {
+        InstructionNegativeRecord {
+            query: query.text.clone(),
+            instruction: instructions[0].to_string(),
+            positive: self.j.text(positive),
+            negatives: Vec::new(),
+            instruction_negatives: excluded.iter().map(|d| self.j.text(d)).collect(),
+            instruction_reversed: Some(instructions[1].to_string()),
         }
     }
 
@@ -556,6 +596,50 @@ mod tests {
             dual(&made.records[0]).instruction_negatives,
             vec!["text of b"]
         );
+    }
+
+    #[test]
+    fn whole_groups_list_every_excluded_passage_in_both_polarities() {
+        let set = topic_set();
+        let settings = JudgedSettings {
+            whole_groups: true,
+            replay: 0,
+            ..Default::default()
+        };
+        let made = JudgedRecords::from_set(&set, &settings, |_| true).unwrap();
+        let views: Vec<_> = made.records.iter().map(dual).collect();
+        assert_eq!(views.len(), 2);
+        // Record 0 as the changed instruction sees it: its whole excluded group, the paired
+        // passage first.
+        assert_eq!(
+            (views[0].instruction.as_str(), views[0].positive.as_str()),
+            ("only a", "text of a")
+        );
+        assert_eq!(
+            views[0].instruction_negatives,
+            vec!["text of b", "text of c"]
+        );
+        // Record 1 the other way round: the reversal wants c and rules out all of {a}.
+        assert_eq!(
+            (views[1].instruction.as_str(), views[1].positive.as_str()),
+            ("not a", "text of c")
+        );
+        assert_eq!(views[1].instruction_negatives, vec!["text of a"]);
+        assert_eq!(views[1].instruction_reversed.as_deref(), Some("only a"));
+        assert_eq!(views[1].negatives, vec!["text of d".to_string()]);
+        // The tuples: instruction negatives counted; the reversed view of record 0 leaves out c,
+        // which the reversal asks for.
+        let tuples = made.records[0].tuples(30);
+        assert_eq!(tuples[0].excluded, 2);
+        assert_eq!(
+            tuples[0].negatives,
+            vec!["text of b", "text of c", "text of d"]
+        );
+        assert_eq!(
+            (tuples[1].positive.as_str(), tuples[1].excluded),
+            ("text of b", 1)
+        );
+        assert_eq!(tuples[1].negatives, vec!["text of a", "text of d"]);
     }
 
     #[test]

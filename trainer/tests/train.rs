@@ -1004,6 +1004,7 @@ fn every_numeric_setting_out_of_range_is_refused_by_its_flag_before_training() {
         ("--distill-batch", "0"),
         ("--exclusion-weight", "-1"),
         ("--inclusion-weight", "NaN"),
+        ("--excluded-order-weight", "-0.5"),
     ] {
         let mut args = common(&model, &data, &out);
         if let Some(i) = args.iter().position(|a| *a == flag) {
@@ -1078,5 +1079,42 @@ fn frozen_blocks_keep_their_weights_on_one_device_two_replicas_and_after_a_resum
         refused(&train(&common_and(&model, &data, &out, &args)), &[says]);
         assert!(!out.join("model").exists());
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_excluded_order_term_trains_on_whole_group_records() {
+    let dir = tmp("excluded-order");
+    let model = tiny_model(&dir);
+    let data = dir.join("whole-groups.jsonl");
+    ok(&crate::common::trainer(&[
+        "synth",
+        "judged",
+        "--set",
+        s(&crate::common::demo_set()),
+        "--whole-groups",
+        "true",
+        "--output",
+        s(&data),
+    ]));
+    let groups = crate::common::read_lines(&data)
+        .iter()
+        .filter(|l| {
+            l["instruction_negatives"]
+                .as_array()
+                .is_some_and(|a| a.len() >= 2)
+        })
+        .count();
+    assert!(groups > 0, "the demo set's groups have several passages");
+    let first_loss = |weight: &str| {
+        let out = dir.join(format!("run-{weight}"));
+        let args = ["--max-steps", "1", "--excluded-order-weight", weight];
+        ok(&train(&common_and(&model, &data, &out, &args)));
+        losses(&out)[0]
+    };
+    let (without, with) = (first_loss("0"), first_loss("1"));
+    // KL divergence: never negative, and random weights score a group differently with and
+    // without the instruction.
+    assert!(with > without + 1e-6, "{with} vs {without}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

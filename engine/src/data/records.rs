@@ -47,7 +47,8 @@ pub struct InstructionNegativeRecord {
     /// Passages relevant to the bare query but excluded by the instruction.
     pub instruction_negatives: Vec<String>,
     /// The polarity-reversed instruction: under it `instruction_negatives[0]` is relevant and
-    /// `positive` is excluded (the dual view).
+    /// `positive` is excluded (the dual view); the other instruction negatives, which it asks
+    /// for too, are no negatives of that view.
     pub instruction_reversed: Option<String>,
 }
 
@@ -313,6 +314,9 @@ pub struct TrainingTuple {
     pub positive: String,
     /// Hard negatives (instruction negatives first).
     pub negatives: Vec<String>,
+    /// How many of the leading `negatives` are instruction negatives: passages that answer the
+    /// query but that the instruction rules out (formats.md §3).
+    pub excluded: usize,
 }
 
 impl TrainingRecord {
@@ -325,18 +329,21 @@ impl TrainingRecord {
                     query: r.query_positive.clone(),
                     positive: r.document_positive.clone(),
                     negatives: Vec::new(),
+                    excluded: 0,
                 },
                 TrainingTuple {
                     instruction: r.instruction_negative.clone(),
                     query: r.query_positive.clone(),
                     positive: r.hard_negative_document_1.clone(),
                     negatives: Vec::new(),
+                    excluded: 0,
                 },
                 TrainingTuple {
                     instruction: r.instruction_positive.clone(),
                     query: r.query_negative.clone(),
                     positive: r.hard_negative_document_2.clone(),
                     negatives: Vec::new(),
+                    excluded: 0,
                 },
             ],
             TrainingRecord::InstructionNegative(r) => {
@@ -351,6 +358,7 @@ impl TrainingRecord {
                         .take(max_negatives)
                         .cloned()
                         .collect(),
+                    excluded: r.instruction_negatives.len().min(max_negatives),
                 };
                 let mut out = vec![original];
                 if let Some(reversed) = &r.instruction_reversed {
@@ -358,12 +366,14 @@ impl TrainingRecord {
                         instruction: reversed.clone(),
                         query: r.query.clone(),
                         positive: r.instruction_negatives[0].clone(),
+                        // The other instruction negatives are left out: what the
+                        // instruction rules out, its reversal asks for.
                         negatives: std::iter::once(&r.positive)
-                            .chain(&r.instruction_negatives[1..])
                             .chain(&r.negatives)
                             .take(max_negatives)
                             .cloned()
                             .collect(),
+                        excluded: 1.min(max_negatives),
                     });
                 }
                 out

@@ -38,6 +38,22 @@ pub struct TupleIndex {
     pub positive: usize,
     /// Into [`BatchLayout::passages`].
     pub negatives: Vec<usize>,
+    /// How many of the leading `negatives` are instruction negatives (passages that answer the
+    /// query but that the instruction rules out).
+    pub excluded: usize,
+}
+
+/// Passages one instruction rules out, all answering its query: their scores under the
+/// (instruction, query) and under the query alone, for the excluded-order term
+/// ([`crate::training::Loss::excluded_order_weight`]). Indices into the layout's lists.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ExcludedGroup {
+    /// Into [`BatchLayout::pairs`]: the (instruction, query).
+    pub instructed: usize,
+    /// Into [`BatchLayout::pairs`]: the same query with the empty instruction.
+    pub bare: usize,
+    /// Into [`BatchLayout::passages`]: at least two, distinct, in index order.
+    pub passages: Vec<usize>,
 }
 
 /// One passage scored under an (instruction, query) pair and under the same query alone, the
@@ -125,6 +141,7 @@ impl BatchLayout {
                 pair,
                 positive,
                 negatives,
+                excluded: t.excluded.min(t.negatives.len()),
             });
         }
         l.tuple_pairs = l.pairs.len();
@@ -203,10 +220,11 @@ impl BatchLayout {
     }
 
     /// The batch's exclusions: `(excluding pair, bare-query pair, passage)` for every tuple
-    /// with an instruction and every negative of it that is the positive of another tuple with
-    /// the same query (a passage that answers the query but that this instruction rules out,
-    /// such as the original positive under the reversed view). Sorted, without repeats; only
-    /// those whose bare query is laid out ([`BatchLayout::with_bare_queries`]).
+    /// with an instruction and every negative of it that answers the query but that this
+    /// instruction rules out: its instruction negatives, and any negative that is the
+    /// positive of another tuple with the same query (such as the original positive under the
+    /// reversed view). Sorted, without repeats; only those whose bare query is laid out
+    /// ([`BatchLayout::with_bare_queries`]).
     pub fn exclusions(&self) -> Vec<BareContrast> {
         let Some(empty) = self.bare_instruction() else {
             return Vec::new();
@@ -219,10 +237,11 @@ impl BatchLayout {
             let Some(bare) = self.pair(empty, u.query) else {
                 continue;
             };
-            for &n in &u.negatives {
-                let answers_query = self.tuples.iter().any(|t| {
-                    t.query == u.query && t.positive == n && t.instruction != u.instruction
-                });
+            for (k, &n) in u.negatives.iter().enumerate() {
+                let answers_query = k < u.excluded
+                    || self.tuples.iter().any(|t| {
+                        t.query == u.query && t.positive == n && t.instruction != u.instruction
+                    });
                 if answers_query {
                     out.push(BareContrast {
                         instructed: u.pair,
@@ -232,6 +251,35 @@ impl BatchLayout {
                 }
             }
         }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The batch's excluded groups: for every tuple with an instruction and at least two
+    /// distinct instruction negatives, those passages with the tuple's pair and its bare
+    /// query's. Sorted, without repeats; only those whose bare query is laid out
+    /// ([`BatchLayout::with_bare_queries`]).
+    pub fn excluded_groups(&self) -> Vec<ExcludedGroup> {
+        let Some(empty) = self.bare_instruction() else {
+            return Vec::new();
+        };
+        let mut out: Vec<ExcludedGroup> = self
+            .tuples
+            .iter()
+            .filter(|t| !crate::instruction::is_absent(&self.instructions[t.instruction]))
+            .filter_map(|t| {
+                let mut passages = t.negatives[..t.excluded].to_vec();
+                passages.sort_unstable();
+                passages.dedup();
+                (passages.len() >= 2).then_some(())?;
+                Some(ExcludedGroup {
+                    instructed: t.pair,
+                    bare: self.pair(empty, t.query)?,
+                    passages,
+                })
+            })
+            .collect();
         out.sort_unstable();
         out.dedup();
         out

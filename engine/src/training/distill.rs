@@ -56,6 +56,7 @@ impl DistillationAnchor {
             query: self.query.clone(),
             positive: self.candidates[0].clone(),
             negatives: self.candidates[1..].to_vec(),
+            excluded: 0,
         }
     }
 }

@@ -25,10 +25,11 @@
 use std::fmt;
 use std::str::FromStr;
 
+use burn::tensor::activation::log_softmax;
 use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::error::{EngineError, Result};
-use crate::training::batch::{BareContrast, BatchLayout};
+use crate::training::batch::{BareContrast, BatchLayout, ExcludedGroup};
 
 use crate::bert::MASKED;
 
@@ -182,6 +183,13 @@ pub struct Loss {
     /// asks its positive to score higher with the instruction than under the bare query
     /// (SICR's `S_ins > S_ori`).
     pub inclusion_weight: f64,
+    /// Weight of the excluded-order term (0 = none): for every group of passages that one
+    /// instruction rules out ([`BatchLayout::excluded_groups`]: a tuple's instruction
+    /// negatives, two or more), KL(p_bare ‖ p_instructed) of the softmax of their scores
+    /// under the bare query (held fixed, the target) and under the instruction. Ruling a group
+    /// out should push it down as a whole, not reshuffle it: FollowIR's p-MRR charges every
+    /// excluded passage that climbs past another one.
+    pub excluded_order_weight: f64,
 }
 
 /// One logit entry: a flat index into the score matrix and an additive bias.
@@ -197,6 +205,7 @@ impl Loss {
             literal: false,
             exclusion_weight: 0.0,
             inclusion_weight: 0.0,
+            excluded_order_weight: 0.0,
         }
     }
 
@@ -208,10 +217,67 @@ impl Loss {
         if let Some(term) = self.exclusion(scores.clone(), layout) {
             total = total + term.mul_scalar(self.exclusion_weight);
         }
-        if let Some(term) = self.inclusion(scores, layout) {
+        if let Some(term) = self.inclusion(scores.clone(), layout) {
             total = total + term.mul_scalar(self.inclusion_weight);
         }
+        if let Some(term) = self.excluded_order(scores, layout) {
+            total = total + term.mul_scalar(self.excluded_order_weight);
+        }
         total
+    }
+
+    /// Whether a term compares scores under the bare query (the layout must hold the bare
+    /// queries, [`BatchLayout::with_bare_queries`]).
+    pub fn needs_bare_queries(&self) -> bool {
+        self.exclusion_weight > 0.0
+            || self.inclusion_weight > 0.0
+            || self.excluded_order_weight > 0.0
+    }
+
+    /// The excluded-order term's mean over the batch's excluded groups, unweighted; `None`
+    /// when the weight is 0 or the batch has none.
+    pub fn excluded_order(&self, scores: Tensor<2>, layout: &BatchLayout) -> Option<Tensor<1>> {
+        if self.excluded_order_weight <= 0.0 {
+            return None;
+        }
+        let groups = layout.excluded_groups();
+        if groups.is_empty() {
+            return None;
+        }
+        Some(self.order_divergence(scores, &groups).mean())
+    }
+
+    /// KL(p_bare ‖ p_instructed) of each group, `[groups.len()]`, the bare distribution
+    /// detached (a target, not a score to move).
+    fn order_divergence(&self, scores: Tensor<2>, groups: &[ExcludedGroup]) -> Tensor<1> {
+        let device = scores.device();
+        let [n_pairs, n_passages] = scores.dims();
+        let n = groups.len();
+        let width = groups.iter().map(|g| g.passages.len()).max().unwrap_or(1);
+        let gather = |pair_of: &dyn Fn(&ExcludedGroup) -> usize| {
+            let mut index = vec![0i64; n * width];
+            let mut bias = vec![MASKED; n * width];
+            for (r, g) in groups.iter().enumerate() {
+                for (c, &passage) in g.passages.iter().enumerate() {
+                    index[r * width + c] = (pair_of(g) * n_passages + passage) as i64;
+                    bias[r * width + c] = 0.0;
+                }
+            }
+            let index = Tensor::<1, Int>::from_data(TensorData::new(index, [n * width]), &device);
+            let bias = Tensor::<2>::from_data(TensorData::new(bias, [n, width]), &device);
+            scores
+                .clone()
+                .reshape([n_pairs * n_passages])
+                .select(0, index)
+                .reshape([n, width])
+                .mul_scalar(1.0 / self.temperature)
+                + bias
+        };
+        let bare = log_softmax(gather(&|g| g.bare).detach(), 1);
+        let instructed = log_softmax(gather(&|g| g.instructed), 1);
+        // Padding: p = 0 there, and exp(bare) * (bare - instructed) is 0 * finite.
+        let target = bare.clone().exp();
+        (target * (bare - instructed)).sum_dim(1).reshape([n])
     }
 
     /// The exclusion term's mean over the batch's exclusions, unweighted; `None` when the

@@ -212,7 +212,7 @@ pub fn micro_batch_layout(
     if sampling.query_alone && needs_block {
         layout = layout.with_query_alone();
     }
-    if loss.exclusion_weight > 0.0 || loss.inclusion_weight > 0.0 {
+    if loss.needs_bare_queries() {
         layout = layout.with_bare_queries();
     }
     layout

@@ -32,6 +32,9 @@ pub struct JudgedArgs {
     /// Also write each dual-view pair as an InF-IR record (another query of the set as the poisoned query).
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     pub inf_ir: bool,
+    /// Each dual-view record lists the whole group its instruction rules out as instruction negatives (the paired passage first; every other record the other way round, so both polarities see whole groups), for `trainer train --excluded-order-weight`.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    pub whole_groups: bool,
     /// Passages judged for other queries only, added to each record's hard negatives.
     #[arg(long, default_value_t = 0)]
     pub foreign_negatives: usize,
@@ -58,6 +61,7 @@ pub fn run(args: JudgedArgs) -> anyhow::Result<()> {
         foreign_negatives: args.foreign_negatives,
         inf_ir: args.inf_ir,
         replay: args.replay,
+        whole_groups: args.whole_groups,
         seed: args.seed,
     };
     let mut records: Vec<TrainingRecord> = Vec::new();

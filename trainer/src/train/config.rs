@@ -95,6 +95,8 @@ train_config! {
     exclusion_weight: f64 = 0.0;
     /// Weight of the inclusion term (0 = none), the exclusion term's other half: each positive must score higher with its instruction than under the query alone (SICR's S_ins > S_ori).
     inclusion_weight: f64 = 0.0;
+    /// Weight of the excluded-order term (0 = none): the passages one instruction rules out (a record's instruction negatives, two or more: `trainer synth judged --whole-groups`) keep, under the instruction, the order the bare query gives them (KL divergence of the two softmax distributions, the bare one held fixed): ruling a group out pushes it down as a whole instead of reshuffling it, each climb inside it being what FollowIR's p-MRR charges.
+    excluded_order_weight: f64 = 0.0;
     /// The encoder's lowest blocks kept as they are (no gradients, no updates): 0 = none, 1 = the token embeddings, 1 + k = the embeddings and the first k transformer layers. Less to forget and a shorter backward pass; a cross-attention module always trains.
     frozen_blocks: usize = 0;
     /// How instruction and query meet: concat (one text through --template) or cross-attention (engine's Interaction II module, trained too).
@@ -203,7 +205,7 @@ impl TrainConfig {
     }
 
     /// The real numbers' checks, as [`TrainConfig::count_checks`].
-    fn real_checks(&self) -> [(&'static str, bool, &'static str); 13] {
+    fn real_checks(&self) -> [(&'static str, bool, &'static str); 14] {
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let below_one = |x: f64| (0.0..1.0).contains(&x);
         let positive = |x: f64| x > 0.0 && x.is_finite();
@@ -252,6 +254,11 @@ impl TrainConfig {
             (
                 "--inclusion-weight",
                 non_negative(self.inclusion_weight),
+                "0 (none) or more",
+            ),
+            (
+                "--excluded-order-weight",
+                non_negative(self.excluded_order_weight),
                 "0 (none) or more",
             ),
         ]

@@ -38,6 +38,7 @@ impl Plan {
         loss.literal = c.literal_loss;
         loss.exclusion_weight = c.exclusion_weight;
         loss.inclusion_weight = c.inclusion_weight;
+        loss.excluded_order_weight = c.excluded_order_weight;
         let cross = c.interaction == config::InteractionKind::CrossAttention;
         if c.start_share > 0.0 && cross {
             bail!("--start-share mixes the encoder alone: not with cross-attention");
