@@ -272,7 +272,9 @@ impl BatchLayout {
                 let mut passages = t.negatives[..t.excluded].to_vec();
                 passages.sort_unstable();
                 passages.dedup();
-                (passages.len() >= 2).then_some(())?;
+                if passages.len() < 2 {
+                    return None;
+                }
                 Some(ExcludedGroup {
                     instructed: t.pair,
                     bare: self.pair(empty, t.query)?,

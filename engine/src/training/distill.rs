@@ -11,10 +11,10 @@
 //! divergence KL(teacher ‖ student) over that list, averaged over the anchors (Hinton et al.
 //! 2015; Li and Hoiem 2016, "Learning without Forgetting").
 
-use burn::tensor::{activation::log_softmax, Int, Tensor, TensorData};
+use burn::tensor::{activation::log_softmax, Tensor, TensorData};
 
-use crate::bert::MASKED;
 use crate::data::records::TrainingRecord;
+use crate::training::objectives::row_logits;
 use crate::training::TrainingTuple;
 
 /// An (instruction, query) and the passages whose teacher ranking the student keeps.
@@ -82,7 +82,6 @@ pub fn distillation_loss(
 ) -> Tensor<1> {
     assert_eq!(rows.len(), teacher.len(), "one teacher row per anchor");
     let device = scores.device();
-    let [n_pairs, n_passages] = scores.dims();
     let n = rows.len();
     let width = rows
         .iter()
@@ -90,31 +89,20 @@ pub fn distillation_loss(
         .max()
         .unwrap_or(1)
         .max(1);
-    let mut index = vec![0i64; n * width];
-    let mut bias = vec![MASKED; n * width];
     let mut target = vec![0f32; n * width];
     let mut entropy = vec![0f32; n];
     for (r, (row, t)) in rows.iter().zip(teacher).enumerate() {
         assert_eq!(row.candidates.len(), t.len(), "teacher row {r} length");
         let p = softmax(t, temperature);
-        for (c, (&column, &pc)) in row.candidates.iter().zip(&p).enumerate() {
-            index[r * width + c] = (row.pair * n_passages + column) as i64;
-            bias[r * width + c] = 0.0;
-            target[r * width + c] = pc;
-        }
+        target[r * width..r * width + p.len()].copy_from_slice(&p);
         // Σ p log p, the constant part of the divergence (0 log 0 = 0).
         entropy[r] = p.iter().filter(|&&x| x > 0.0).map(|&x| x * x.ln()).sum();
     }
-    let index = Tensor::<1, Int>::from_data(TensorData::new(index, [n * width]), &device);
-    let bias = Tensor::<2>::from_data(TensorData::new(bias, [n, width]), &device);
     let target = Tensor::<2>::from_data(TensorData::new(target, [n, width]), &device);
     let entropy = Tensor::<1>::from_data(TensorData::new(entropy, [n]), &device);
-    let logits = scores
-        .reshape([n_pairs * n_passages])
-        .select(0, index)
-        .reshape([n, width])
-        .mul_scalar(1.0 / temperature)
-        + bias;
+    let columns: Vec<(usize, &[usize])> =
+        rows.iter().map(|r| (r.pair, &r.candidates[..])).collect();
+    let logits = row_logits(scores, &columns, temperature);
     let cross = (log_softmax(logits, 1) * target).sum_dim(1).reshape([n]);
     entropy - cross
 }

@@ -192,6 +192,36 @@ pub struct Loss {
     pub excluded_order_weight: f64,
 }
 
+/// Rows of the score matrix `[pairs, passages]` as logits `[rows.len(), width]`: row `r` holds
+/// the scores of pair `rows[r].0` with the passages `rows[r].1`, in that order, divided by
+/// `temperature`; shorter rows are padded with [`MASKED`] (nothing after a softmax).
+pub(crate) fn row_logits(
+    scores: Tensor<2>,
+    rows: &[(usize, &[usize])],
+    temperature: f64,
+) -> Tensor<2> {
+    let device = scores.device();
+    let [n_pairs, n_passages] = scores.dims();
+    let n = rows.len();
+    let width = rows.iter().map(|(_, p)| p.len()).max().unwrap_or(1).max(1);
+    let mut index = vec![0i64; n * width];
+    let mut bias = vec![MASKED; n * width];
+    for (r, (pair, passages)) in rows.iter().enumerate() {
+        for (c, &passage) in passages.iter().enumerate() {
+            index[r * width + c] = (pair * n_passages + passage) as i64;
+            bias[r * width + c] = 0.0;
+        }
+    }
+    let index = Tensor::<1, Int>::from_data(TensorData::new(index, [n * width]), &device);
+    let bias = Tensor::<2>::from_data(TensorData::new(bias, [n, width]), &device);
+    scores
+        .reshape([n_pairs * n_passages])
+        .select(0, index)
+        .reshape([n, width])
+        .mul_scalar(1.0 / temperature)
+        + bias
+}
+
 /// One logit entry: a flat index into the score matrix and an additive bias.
 type Entry = (usize, f32);
 
@@ -250,34 +280,21 @@ impl Loss {
     /// KL(p_bare ‖ p_instructed) of each group, `[groups.len()]`, the bare distribution
     /// detached (a target, not a score to move).
     fn order_divergence(&self, scores: Tensor<2>, groups: &[ExcludedGroup]) -> Tensor<1> {
-        let device = scores.device();
-        let [n_pairs, n_passages] = scores.dims();
-        let n = groups.len();
-        let width = groups.iter().map(|g| g.passages.len()).max().unwrap_or(1);
-        let gather = |pair_of: &dyn Fn(&ExcludedGroup) -> usize| {
-            let mut index = vec![0i64; n * width];
-            let mut bias = vec![MASKED; n * width];
-            for (r, g) in groups.iter().enumerate() {
-                for (c, &passage) in g.passages.iter().enumerate() {
-                    index[r * width + c] = (pair_of(g) * n_passages + passage) as i64;
-                    bias[r * width + c] = 0.0;
-                }
-            }
-            let index = Tensor::<1, Int>::from_data(TensorData::new(index, [n * width]), &device);
-            let bias = Tensor::<2>::from_data(TensorData::new(bias, [n, width]), &device);
-            scores
-                .clone()
-                .reshape([n_pairs * n_passages])
-                .select(0, index)
-                .reshape([n, width])
-                .mul_scalar(1.0 / self.temperature)
-                + bias
+        let rows = |pair_of: fn(&ExcludedGroup) -> usize| -> Vec<(usize, &[usize])> {
+            groups
+                .iter()
+                .map(|g| (pair_of(g), &g.passages[..]))
+                .collect()
         };
-        let bare = log_softmax(gather(&|g| g.bare).detach(), 1);
-        let instructed = log_softmax(gather(&|g| g.instructed), 1);
+        let bare = row_logits(scores.clone(), &rows(|g| g.bare), self.temperature);
+        let instructed = row_logits(scores, &rows(|g| g.instructed), self.temperature);
+        let bare = log_softmax(bare.detach(), 1);
+        let instructed = log_softmax(instructed, 1);
         // Padding: p = 0 there, and exp(bare) * (bare - instructed) is 0 * finite.
         let target = bare.clone().exp();
-        (target * (bare - instructed)).sum_dim(1).reshape([n])
+        (target * (bare - instructed))
+            .sum_dim(1)
+            .reshape([groups.len()])
     }
 
     /// The exclusion term's mean over the batch's exclusions, unweighted; `None` when the
