@@ -672,6 +672,69 @@ fn an_excluded_group_is_asked_to_keep_its_bare_query_order() {
 }
 
 #[test]
+fn a_ruled_out_passage_is_asked_to_fall_below_the_unanswering_negatives() {
+    let tuples = mixed_batch();
+    // No bare queries needed: both scores are under the instruction.
+    let layout = BatchLayout::new(&tuples, true, 1.0, &mut SplitMix64::new(0));
+    let pair = |i: usize| layout.pair_texts(join)[i].clone();
+    let found: BTreeSet<(String, String, String)> = layout
+        .demotions()
+        .iter()
+        .map(|d| {
+            (
+                pair(d.instructed),
+                layout.passages[d.ruled_out].clone(),
+                layout.passages[d.unanswering].clone(),
+            )
+        })
+        .collect();
+    // The passages each instruction rules out (those of the exclusion test) against H, the
+    // one negative that answers no Q+ tuple; Q3's tuple rules nothing out, the InF-IR tuples
+    // list no negatives that answer the query.
+    let want: BTreeSet<(String, String, String)> = [
+        ("I+ only Q+", "N*"),
+        ("I+ only Q+", "N2"),
+        ("I+ only Q+", "P1-"),
+        ("I rev Q+", "D+"),
+        ("I rev Q+", "P1-"),
+    ]
+    .iter()
+    .map(|(pair, e)| (pair.to_string(), e.to_string(), "H".to_string()))
+    .collect();
+    assert_eq!(found, want);
+
+    // The term against the formula: the mean of -log σ((s(H, (I, q)) - s(e, (I, q))) / τ).
+    let dim = 8;
+    let (vecs, pair_raw, passage_raw) = random_vecs(&layout, dim, 17);
+    let device = Device::flex();
+    let (pairs, passages) = matrices(&layout, pair_raw, passage_raw, dim, &device);
+    let mut loss = Loss::new("multi-p-i".parse().unwrap());
+    let without = values(burn_loss(&loss, &layout, pairs.clone(), passages.clone()))[0] as f64;
+    loss.demotion_weight = 1.5;
+    let with = values(burn_loss(&loss, &layout, pairs, passages))[0] as f64;
+    let tau = loss.temperature;
+    let term = want
+        .iter()
+        .map(|(pair, e, n)| {
+            let gap = (cos(&vecs[pair], &vecs[n]) - cos(&vecs[pair], &vecs[e])) / tau;
+            (1.0 + (-gap).exp()).ln()
+        })
+        .sum::<f64>()
+        / want.len() as f64;
+    assert!(term > 0.0);
+    assert!(
+        (with - without - 1.5 * term).abs() < 1e-4 * (1.0 + term),
+        "demotion term {} vs the formula's {term}",
+        (with - without) / 1.5
+    );
+    // A batch without instruction negatives or reversed views demotes nothing.
+    let plain = vec![tuple("I-", "Q3", "P+", &["D+"])];
+    assert!(BatchLayout::new(&plain, true, 1.0, &mut SplitMix64::new(0))
+        .demotions()
+        .is_empty());
+}
+
+#[test]
 fn instruction_sampling_keeps_the_anchor_and_its_siblings() {
     let tuples: Vec<TrainingTuple> = (0..20)
         .map(|i| tuple(&format!("I{i}"), &format!("Q{i}"), &format!("P{i}"), &[]))

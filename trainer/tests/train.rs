@@ -1005,6 +1005,7 @@ fn every_numeric_setting_out_of_range_is_refused_by_its_flag_before_training() {
         ("--exclusion-weight", "-1"),
         ("--inclusion-weight", "NaN"),
         ("--excluded-order-weight", "-0.5"),
+        ("--demotion-weight", "-3"),
     ] {
         let mut args = common(&model, &data, &out);
         if let Some(i) = args.iter().position(|a| *a == flag) {
@@ -1115,6 +1116,44 @@ fn the_excluded_order_term_trains_on_whole_group_records() {
     let (without, with) = (first_loss("0"), first_loss("1"));
     // KL divergence: never negative, and random weights score a group differently with and
     // without the instruction.
+    assert!(with > without + 1e-6, "{with} vs {without}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_demotion_term_trains_on_judged_records_with_distractors() {
+    let dir = tmp("demotion");
+    let model = tiny_model(&dir);
+    let data = dir.join("judged.jsonl");
+    ok(&crate::common::trainer(&[
+        "synth",
+        "judged",
+        "--set",
+        s(&crate::common::demo_set()),
+        "--output",
+        s(&data),
+    ]));
+    // Only the records with both kinds of negatives, so the first batch has demotions.
+    let kept: Vec<String> = crate::common::read_lines(&data)
+        .iter()
+        .filter(|l| {
+            l["instruction_negatives"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+                && l["negatives"].as_array().is_some_and(|a| !a.is_empty())
+        })
+        .map(|l| l.to_string())
+        .collect();
+    assert!(!kept.is_empty(), "the demo set has passages no mode wants");
+    std::fs::write(&data, kept.join("\n") + "\n").unwrap();
+    let first_loss = |weight: &str| {
+        let out = dir.join(format!("run-{weight}"));
+        let args = ["--max-steps", "1", "--demotion-weight", weight];
+        ok(&train(&common_and(&model, &data, &out, &args)));
+        losses(&out)[0]
+    };
+    let (without, with) = (first_loss("0"), first_loss("2"));
+    // Softplus terms are positive: the weighted term adds to the loss.
     assert!(with > without + 1e-6, "{with} vs {without}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

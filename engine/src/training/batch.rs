@@ -70,6 +70,19 @@ pub struct BareContrast {
     pub passage: usize,
 }
 
+/// A passage an instruction rules out and a negative that does not answer the query, both
+/// scored under that (instruction, query), for the demotion term
+/// ([`crate::training::Loss::demotion_weight`]). Indices into the layout's lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Demotion {
+    /// Into [`BatchLayout::pairs`]: the (instruction, query).
+    pub instructed: usize,
+    /// Into [`BatchLayout::passages`]: answers the query, ruled out by the instruction.
+    pub ruled_out: usize,
+    /// Into [`BatchLayout::passages`]: does not answer the query.
+    pub unanswering: usize,
+}
+
 /// Everything one step encodes, deduplicated, and how the tuples refer to it.
 #[derive(Debug, Clone, Default)]
 pub struct BatchLayout {
@@ -230,19 +243,12 @@ impl BatchLayout {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for u in &self.tuples {
-            if crate::instruction::is_absent(&self.instructions[u.instruction]) {
-                continue;
-            }
+        for u in self.instructed_tuples() {
             let Some(bare) = self.pair(empty, u.query) else {
                 continue;
             };
             for (k, &n) in u.negatives.iter().enumerate() {
-                let answers_query = k < u.excluded
-                    || self.tuples.iter().any(|t| {
-                        t.query == u.query && t.positive == n && t.instruction != u.instruction
-                    });
-                if answers_query {
+                if self.rules_out(u, k) {
                     out.push(BareContrast {
                         instructed: u.pair,
                         bare,
@@ -256,6 +262,51 @@ impl BatchLayout {
         out
     }
 
+    /// The batch's demotions: for every tuple with an instruction, each passage it rules out
+    /// (as in [`BatchLayout::exclusions`]) with each of its negatives that does not answer the
+    /// query (the topics' distractors, foreign passages). Sorted, without repeats; needs no
+    /// bare query.
+    pub fn demotions(&self) -> Vec<Demotion> {
+        let mut out = Vec::new();
+        for u in self.instructed_tuples() {
+            let (ruled_out, unanswering): (Vec<usize>, Vec<usize>) =
+                (0..u.negatives.len()).partition(|&k| self.rules_out(u, k));
+            for &e in &ruled_out {
+                for &n in &unanswering {
+                    if u.negatives[e] != u.negatives[n] {
+                        out.push(Demotion {
+                            instructed: u.pair,
+                            ruled_out: u.negatives[e],
+                            unanswering: u.negatives[n],
+                        });
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The tuples that carry an instruction.
+    fn instructed_tuples(&self) -> impl Iterator<Item = &TupleIndex> {
+        self.tuples
+            .iter()
+            .filter(|t| !crate::instruction::is_absent(&self.instructions[t.instruction]))
+    }
+
+    /// Whether negative `k` of tuple `u` answers the query but is ruled out by `u`'s
+    /// instruction: one of its instruction negatives, or the positive of another tuple with
+    /// the same query and another instruction (the original positive under the reversed view).
+    fn rules_out(&self, u: &TupleIndex, k: usize) -> bool {
+        let n = u.negatives[k];
+        k < u.excluded
+            || self
+                .tuples
+                .iter()
+                .any(|t| t.query == u.query && t.positive == n && t.instruction != u.instruction)
+    }
+
     /// The batch's excluded groups: for every tuple with an instruction and at least two
     /// distinct instruction negatives, those passages with the tuple's pair and its bare
     /// query's. Sorted, without repeats; only those whose bare query is laid out
@@ -265,9 +316,7 @@ impl BatchLayout {
             return Vec::new();
         };
         let mut out: Vec<ExcludedGroup> = self
-            .tuples
-            .iter()
-            .filter(|t| !crate::instruction::is_absent(&self.instructions[t.instruction]))
+            .instructed_tuples()
             .filter_map(|t| {
                 let mut passages = t.negatives[..t.excluded].to_vec();
                 passages.sort_unstable();
@@ -295,9 +344,7 @@ impl BatchLayout {
             return Vec::new();
         };
         let mut out: Vec<BareContrast> = self
-            .tuples
-            .iter()
-            .filter(|t| !crate::instruction::is_absent(&self.instructions[t.instruction]))
+            .instructed_tuples()
             .filter_map(|t| {
                 Some(BareContrast {
                     instructed: t.pair,

@@ -29,7 +29,7 @@ use burn::tensor::activation::log_softmax;
 use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::error::{EngineError, Result};
-use crate::training::batch::{BareContrast, BatchLayout, ExcludedGroup};
+use crate::training::batch::{BareContrast, BatchLayout, Demotion, ExcludedGroup};
 
 use crate::bert::MASKED;
 
@@ -190,6 +190,14 @@ pub struct Loss {
     /// out should push it down as a whole, not reshuffle it: FollowIR's p-MRR charges every
     /// excluded passage that climbs past another one.
     pub excluded_order_weight: f64,
+    /// Weight of the demotion term (0 = none): for every demotion of the batch
+    /// ([`BatchLayout::demotions`]), `-log σ(s(n, (I, q)) - s(e, (I, q)))` asks a passage `e`
+    /// that the instruction rules out to score, under the instruction, below a negative `n`
+    /// that does not answer the query (a distractor). The contrastive blocks push both under
+    /// the positive but leave their order alone, and the bare query ranks `e` above `n`; an
+    /// instruction that rules `e` out should make it the least wanted passage, which is also
+    /// the one move that lets FollowIR's p-MRR see `e` drop past the distractors.
+    pub demotion_weight: f64,
 }
 
 /// Rows of the score matrix `[pairs, passages]` as logits `[rows.len(), width]`: row `r` holds
@@ -236,6 +244,7 @@ impl Loss {
             exclusion_weight: 0.0,
             inclusion_weight: 0.0,
             excluded_order_weight: 0.0,
+            demotion_weight: 0.0,
         }
     }
 
@@ -250,8 +259,11 @@ impl Loss {
         if let Some(term) = self.inclusion(scores.clone(), layout) {
             total = total + term.mul_scalar(self.inclusion_weight);
         }
-        if let Some(term) = self.excluded_order(scores, layout) {
+        if let Some(term) = self.excluded_order(scores.clone(), layout) {
             total = total + term.mul_scalar(self.excluded_order_weight);
+        }
+        if let Some(term) = self.demotion(scores, layout) {
+            total = total + term.mul_scalar(self.demotion_weight);
         }
         total
     }
@@ -295,6 +307,35 @@ impl Loss {
         (target * (bare - instructed))
             .sum_dim(1)
             .reshape([groups.len()])
+    }
+
+    /// The demotion term's mean over the batch's demotions, unweighted; `None` when the
+    /// weight is 0 or the batch has none.
+    pub fn demotion(&self, scores: Tensor<2>, layout: &BatchLayout) -> Option<Tensor<1>> {
+        if self.demotion_weight <= 0.0 {
+            return None;
+        }
+        let demotions: Vec<Demotion> = layout.demotions();
+        if demotions.is_empty() {
+            return None;
+        }
+        let [n_pairs, n_passages] = scores.dims();
+        let flat = scores.reshape([n_pairs * n_passages]);
+        let at = |pair: usize, passage: usize| pair * n_passages + passage;
+        let rows = demotions
+            .iter()
+            .map(|d| {
+                vec![
+                    (at(d.instructed, d.ruled_out), 0.0),
+                    (at(d.instructed, d.unanswering), 0.0),
+                ]
+            })
+            .collect();
+        let targets: Vec<usize> = demotions
+            .iter()
+            .map(|d| at(d.instructed, d.unanswering))
+            .collect();
+        Some(self.cross_entropy(flat, rows, &targets).mean())
     }
 
     /// The exclusion term's mean over the batch's exclusions, unweighted; `None` when the

@@ -97,6 +97,8 @@ train_config! {
     inclusion_weight: f64 = 0.0;
     /// Weight of the excluded-order term (0 = none): the passages one instruction rules out (a record's instruction negatives, two or more: `trainer synth judged --whole-groups`) keep, under the instruction, the order the bare query gives them (KL divergence of the two softmax distributions, the bare one held fixed): ruling a group out pushes it down as a whole instead of reshuffling it, each climb inside it being what FollowIR's p-MRR charges.
     excluded_order_weight: f64 = 0.0;
+    /// Weight of the demotion term (0 = none): under its instruction, a passage the instruction rules out must score below the record's negatives that do not answer the query (the topics' distractors): ruled out means least wanted, and the contrastive blocks leave the order of two negatives alone.
+    demotion_weight: f64 = 0.0;
     /// The encoder's lowest blocks kept as they are (no gradients, no updates): 0 = none, 1 = the token embeddings, 1 + k = the embeddings and the first k transformer layers. Less to forget and a shorter backward pass; a cross-attention module always trains.
     frozen_blocks: usize = 0;
     /// How instruction and query meet: concat (one text through --template) or cross-attention (engine's Interaction II module, trained too).
@@ -205,7 +207,7 @@ impl TrainConfig {
     }
 
     /// The real numbers' checks, as [`TrainConfig::count_checks`].
-    fn real_checks(&self) -> [(&'static str, bool, &'static str); 14] {
+    fn real_checks(&self) -> [(&'static str, bool, &'static str); 15] {
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let below_one = |x: f64| (0.0..1.0).contains(&x);
         let positive = |x: f64| x > 0.0 && x.is_finite();
@@ -259,6 +261,11 @@ impl TrainConfig {
             (
                 "--excluded-order-weight",
                 non_negative(self.excluded_order_weight),
+                "0 (none) or more",
+            ),
+            (
+                "--demotion-weight",
+                non_negative(self.demotion_weight),
                 "0 (none) or more",
             ),
         ]

@@ -39,6 +39,7 @@ impl Plan {
         loss.exclusion_weight = c.exclusion_weight;
         loss.inclusion_weight = c.inclusion_weight;
         loss.excluded_order_weight = c.excluded_order_weight;
+        loss.demotion_weight = c.demotion_weight;
         let cross = c.interaction == config::InteractionKind::CrossAttention;
         if c.start_share > 0.0 && cross {
             bail!("--start-share mixes the encoder alone: not with cross-attention");
