@@ -13,6 +13,11 @@ against the same og run:
   group in the og run's order (what a perfect nDCG under the instruction looks like);
 - the maximum: the excluded passages below everything else, distractors included, in the order
   that scores best (p-MRR rewards an excluded passage for every rank it drops).
+And one reference on the run itself:
+- distractors first: the run's ranking with the passages relevant in no mode (the distractors)
+  moved just above its highest excluded passage, everything else in the run's order (what the
+  demotion term, `train --demotion-weight`, asks of a model that already follows the
+  instruction).
 On a set where each query re-ranks a few candidates, p-MRR cannot approach 100; this says how far
 it can go. Then where the run's p-MRR is lost: how many excluded passages drop, rise or stay,
 what the drops earn and the rises cost (points of p-MRR averaged over the excluded passages),
@@ -71,6 +76,17 @@ def best_bottom_order(og_ranks, affected, score):
     return best
 
 
+def distractors_first(new_ranks, affected, wanted_og):
+    """`new_ranks` with the passages relevant in no mode moved just above the highest affected
+    passage, the rest in their order."""
+    order = sorted(new_ranks, key=new_ranks.get)
+    distractors = [d for d in order if d not in wanted_og]
+    kept = [d for d in order if d in wanted_og]
+    first = min(i for i, d in enumerate(kept) if d in affected)
+    moved = kept[:first] + distractors + kept[first:]
+    return {d: i + 1 for i, d in enumerate(moved)}
+
+
 def losses(og, changed, wanted_og, wanted):
     """Prints the drops, rises and what passed each risen passage, over every excluded passage."""
     moves, earned, passed_by, cost, total = collections.Counter(), 0.0, collections.Counter(), \
@@ -107,7 +123,7 @@ def main():
     og, changed = read_run(f"{run_dir}/og.trec"), read_run(f"{run_dir}/changed.trec")
     wanted_og = read_qrels(f"{set_dir}/qrels/og.tsv")
     wanted = read_qrels(f"{set_dir}/qrels/changed.tsv")
-    measured, ideal_scores, maximum = [], [], []
+    measured, ideal_scores, maximum, demoted = [], [], [], []
     for query, og_ranks in og.items():
         affected = [d for d in wanted_og[query] if d not in wanted[query]]
         if query not in changed or not affected:
@@ -118,11 +134,13 @@ def main():
         measured.append(score(changed[query]))
         ideal_scores.append(score(ideal))
         maximum.append(best_bottom_order(og_ranks, affected, score))
+        demoted.append(score(distractors_first(changed[query], affected, wanted_og[query])))
     if not measured:
         sys.exit(f"{run_dir}: no query with a passage that the changed instruction excludes")
     n = len(measured)
     print(f"{n} queries: p-MRR {100 * sum(measured) / n:.2f}; on this og run the ideal ranking's "
-          f"{100 * sum(ideal_scores) / n:.2f}, the maximum {100 * sum(maximum) / n:.2f}")
+          f"{100 * sum(ideal_scores) / n:.2f}, the maximum {100 * sum(maximum) / n:.2f}; "
+          f"this run with its distractors first {100 * sum(demoted) / n:.2f}")
     losses(og, changed, wanted_og, wanted)
 
 
