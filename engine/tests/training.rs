@@ -206,6 +206,32 @@ fn mixed_batch() -> Vec<TrainingTuple> {
     t
 }
 
+/// Random `dim`-wide vectors for `layout`'s pairs and passages (seeded), as matrices, with
+/// multi-p-i's loss and its value on them (no extra terms yet).
+fn random_scores(
+    layout: &BatchLayout,
+    dim: usize,
+    seed: u64,
+) -> (Vecs, Tensor<2>, Tensor<2>, Loss, f64) {
+    let (vecs, pair_raw, passage_raw) = random_vecs(layout, dim, seed);
+    let (pairs, passages) = matrices(layout, pair_raw, passage_raw, dim, &Device::flex());
+    let loss = Loss::new("multi-p-i".parse().unwrap());
+    let without = values(burn_loss(&loss, layout, pairs.clone(), passages.clone()))[0] as f64;
+    (vecs, pairs, passages, loss, without)
+}
+
+/// What each instruction of [`mixed_batch`] rules out, `(instruction and query, passage)`: the
+/// dual view's two tuples each other's positive, the changed view its other instruction
+/// negative (N2) too, and the InF-IR record's P1- (the positive of (I-, Q+)) wherever a Q+
+/// tuple lists it as a negative.
+const RULED_OUT: [(&str, &str); 5] = [
+    ("I+ only Q+", "N*"),
+    ("I+ only Q+", "N2"),
+    ("I+ only Q+", "P1-"),
+    ("I rev Q+", "D+"),
+    ("I rev Q+", "P1-"),
+];
+
 fn join(i: &str, q: &str) -> String {
     if i.is_empty() {
         q.to_string()
@@ -509,30 +535,19 @@ fn an_excluded_passage_is_asked_to_fall_below_its_bare_query_score() {
             .collect::<BTreeSet<(String, String, String)>>()
     };
     let found = texts(layout.exclusions());
-    // The dual view's two tuples exclude each other's positive, the changed view its other
-    // instruction negative (N2) too, and the InF-IR record's P1- (the positive of (I-, Q+)) is
-    // excluded wherever Q+ lists it as a negative; H and the other query's D+ are neither
-    // instruction negatives nor a positive of a Q+ tuple, so they are not exclusions.
-    let want: BTreeSet<(String, String, String)> = [
-        ("I+ only Q+", "N*"),
-        ("I+ only Q+", "N2"),
-        ("I+ only Q+", "P1-"),
-        ("I rev Q+", "D+"),
-        ("I rev Q+", "P1-"),
-    ]
-    .iter()
-    .map(|(pair, p)| (pair.to_string(), "Q+".to_string(), p.to_string()))
-    .collect();
+    // H and the other query's D+ are neither instruction negatives nor a positive of a Q+
+    // tuple, so they are not exclusions.
+    let want: BTreeSet<(String, String, String)> = RULED_OUT
+        .iter()
+        .map(|(pair, p)| (pair.to_string(), "Q+".to_string(), p.to_string()))
+        .collect();
     assert_eq!(found, want);
 
     // The term's value against the formula: the weighted mean of
     // -log σ((s(p, q) - s(p, (I, q))) / τ) over the exclusions, added to the contrastive loss.
     let dim = 8;
-    let (vecs, pair_raw, passage_raw) = random_vecs(&layout, dim, 5);
     let device = Device::flex();
-    let (pairs, passages) = matrices(&layout, pair_raw, passage_raw, dim, &device);
-    let mut loss = Loss::new("multi-p-i".parse().unwrap());
-    let without = values(burn_loss(&loss, &layout, pairs.clone(), passages.clone()))[0] as f64;
+    let (vecs, pairs, passages, mut loss, without) = random_scores(&layout, dim, 5);
     // The bare-query rows change nothing in the contrastive blocks: the same vectors (keyed by
     // text) laid out without them give every anchor the same loss.
     let rows_of = |l: &BatchLayout| -> (Vec<f32>, Vec<f32>) {
@@ -688,28 +703,17 @@ fn a_ruled_out_passage_is_asked_to_fall_below_the_unanswering_negatives() {
             )
         })
         .collect();
-    // The passages each instruction rules out (those of the exclusion test) against H, the
-    // one negative that answers no Q+ tuple; Q3's tuple rules nothing out, the InF-IR tuples
+    // The passages each instruction rules out against H, the one negative that answers no Q+
+    // tuple; Q3's tuple rules nothing out, the InF-IR tuples
     // list no negatives that answer the query.
-    let want: BTreeSet<(String, String, String)> = [
-        ("I+ only Q+", "N*"),
-        ("I+ only Q+", "N2"),
-        ("I+ only Q+", "P1-"),
-        ("I rev Q+", "D+"),
-        ("I rev Q+", "P1-"),
-    ]
-    .iter()
-    .map(|(pair, e)| (pair.to_string(), e.to_string(), "H".to_string()))
-    .collect();
+    let want: BTreeSet<(String, String, String)> = RULED_OUT
+        .iter()
+        .map(|(pair, e)| (pair.to_string(), e.to_string(), "H".to_string()))
+        .collect();
     assert_eq!(found, want);
 
     // The term against the formula: the mean of -log σ((s(H, (I, q)) - s(e, (I, q))) / τ).
-    let dim = 8;
-    let (vecs, pair_raw, passage_raw) = random_vecs(&layout, dim, 17);
-    let device = Device::flex();
-    let (pairs, passages) = matrices(&layout, pair_raw, passage_raw, dim, &device);
-    let mut loss = Loss::new("multi-p-i".parse().unwrap());
-    let without = values(burn_loss(&loss, &layout, pairs.clone(), passages.clone()))[0] as f64;
+    let (vecs, pairs, passages, mut loss, without) = random_scores(&layout, 8, 17);
     loss.demotion_weight = 1.5;
     let with = values(burn_loss(&loss, &layout, pairs, passages))[0] as f64;
     let tau = loss.temperature;

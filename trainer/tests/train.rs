@@ -1083,21 +1083,31 @@ fn frozen_blocks_keep_their_weights_on_one_device_two_replicas_and_after_a_resum
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The loss of a one-step run on `data` with `flag` set to `weight` (written under `dir`).
+fn first_loss(model: &Path, data: &Path, dir: &Path, flag: &str, weight: &str) -> f64 {
+    let out = dir.join(format!("run{flag}-{weight}"));
+    let args = ["--max-steps", "1", flag, weight];
+    ok(&train(&common_and(model, data, &out, &args)));
+    losses(&out)[0]
+}
+
+/// `trainer synth judged` on the demo set with `extra` flags, written to `data`.
+fn judged_demo_records(data: &Path, extra: &[&str]) -> PathBuf {
+    let demo = crate::common::demo_set();
+    let args = [
+        &["synth", "judged", "--set", s(&demo), "--output", s(data)],
+        extra,
+    ]
+    .concat();
+    ok(&crate::common::trainer(&args));
+    data.to_path_buf()
+}
+
 #[test]
 fn the_excluded_order_term_trains_on_whole_group_records() {
     let dir = tmp("excluded-order");
     let model = tiny_model(&dir);
-    let data = dir.join("whole-groups.jsonl");
-    ok(&crate::common::trainer(&[
-        "synth",
-        "judged",
-        "--set",
-        s(&crate::common::demo_set()),
-        "--whole-groups",
-        "true",
-        "--output",
-        s(&data),
-    ]));
+    let data = judged_demo_records(&dir.join("whole-groups.jsonl"), &["--whole-groups", "true"]);
     let groups = crate::common::read_lines(&data)
         .iter()
         .filter(|l| {
@@ -1107,12 +1117,7 @@ fn the_excluded_order_term_trains_on_whole_group_records() {
         })
         .count();
     assert!(groups > 0, "the demo set's groups have several passages");
-    let first_loss = |weight: &str| {
-        let out = dir.join(format!("run-{weight}"));
-        let args = ["--max-steps", "1", "--excluded-order-weight", weight];
-        ok(&train(&common_and(&model, &data, &out, &args)));
-        losses(&out)[0]
-    };
+    let first_loss = |weight| first_loss(&model, &data, &dir, "--excluded-order-weight", weight);
     let (without, with) = (first_loss("0"), first_loss("1"));
     // KL divergence: never negative, and random weights score a group differently with and
     // without the instruction.
@@ -1124,15 +1129,7 @@ fn the_excluded_order_term_trains_on_whole_group_records() {
 fn the_demotion_term_trains_on_judged_records_with_distractors() {
     let dir = tmp("demotion");
     let model = tiny_model(&dir);
-    let data = dir.join("judged.jsonl");
-    ok(&crate::common::trainer(&[
-        "synth",
-        "judged",
-        "--set",
-        s(&crate::common::demo_set()),
-        "--output",
-        s(&data),
-    ]));
+    let data = judged_demo_records(&dir.join("judged.jsonl"), &[]);
     // Only the records with both kinds of negatives, so the first batch has demotions.
     let kept: Vec<String> = crate::common::read_lines(&data)
         .iter()
@@ -1146,12 +1143,7 @@ fn the_demotion_term_trains_on_judged_records_with_distractors() {
         .collect();
     assert!(!kept.is_empty(), "the demo set has passages no mode wants");
     std::fs::write(&data, kept.join("\n") + "\n").unwrap();
-    let first_loss = |weight: &str| {
-        let out = dir.join(format!("run-{weight}"));
-        let args = ["--max-steps", "1", "--demotion-weight", weight];
-        ok(&train(&common_and(&model, &data, &out, &args)));
-        losses(&out)[0]
-    };
+    let first_loss = |weight| first_loss(&model, &data, &dir, "--demotion-weight", weight);
     let (without, with) = (first_loss("0"), first_loss("2"));
     // Softplus terms are positive: the weighted term adds to the loss.
     assert!(with > without + 1e-6, "{with} vs {without}");

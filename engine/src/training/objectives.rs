@@ -29,7 +29,7 @@ use burn::tensor::activation::log_softmax;
 use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::error::{EngineError, Result};
-use crate::training::batch::{BareContrast, BatchLayout, Demotion, ExcludedGroup};
+use crate::training::batch::{BareContrast, BatchLayout, ExcludedGroup};
 
 use crate::bert::MASKED;
 
@@ -230,6 +230,12 @@ pub(crate) fn row_logits(
         + bias
 }
 
+/// Two scores of the score matrix, each `(pair, passage)`, the first asked to be the higher.
+struct Duel {
+    winner: (usize, usize),
+    loser: (usize, usize),
+}
+
 /// One logit entry: a flat index into the score matrix and an additive bias.
 type Entry = (usize, f32);
 
@@ -315,27 +321,15 @@ impl Loss {
         if self.demotion_weight <= 0.0 {
             return None;
         }
-        let demotions: Vec<Demotion> = layout.demotions();
-        if demotions.is_empty() {
-            return None;
-        }
-        let [n_pairs, n_passages] = scores.dims();
-        let flat = scores.reshape([n_pairs * n_passages]);
-        let at = |pair: usize, passage: usize| pair * n_passages + passage;
-        let rows = demotions
+        let duels: Vec<Duel> = layout
+            .demotions()
             .iter()
-            .map(|d| {
-                vec![
-                    (at(d.instructed, d.ruled_out), 0.0),
-                    (at(d.instructed, d.unanswering), 0.0),
-                ]
+            .map(|d| Duel {
+                winner: (d.instructed, d.unanswering),
+                loser: (d.instructed, d.ruled_out),
             })
             .collect();
-        let targets: Vec<usize> = demotions
-            .iter()
-            .map(|d| at(d.instructed, d.unanswering))
-            .collect();
-        Some(self.cross_entropy(flat, rows, &targets).mean())
+        self.duels(scores, &duels)
     }
 
     /// The exclusion term's mean over the batch's exclusions, unweighted; `None` when the
@@ -364,28 +358,38 @@ impl Loss {
         contrasts: &[BareContrast],
         instructed_wins: bool,
     ) -> Option<Tensor<1>> {
-        if contrasts.is_empty() {
+        let duels: Vec<Duel> = contrasts
+            .iter()
+            .map(|c| {
+                let (instructed, bare) = ((c.instructed, c.passage), (c.bare, c.passage));
+                match instructed_wins {
+                    true => Duel {
+                        winner: instructed,
+                        loser: bare,
+                    },
+                    false => Duel {
+                        winner: bare,
+                        loser: instructed,
+                    },
+                }
+            })
+            .collect();
+        self.duels(scores, &duels)
+    }
+
+    /// The mean of `-log σ((s_winner - s_loser) / τ)` over `duels`; `None` when there are none.
+    fn duels(&self, scores: Tensor<2>, duels: &[Duel]) -> Option<Tensor<1>> {
+        if duels.is_empty() {
             return None;
         }
         let [n_pairs, n_passages] = scores.dims();
         let flat = scores.reshape([n_pairs * n_passages]);
-        let at = |pair: usize, passage: usize| pair * n_passages + passage;
-        let rows = contrasts
+        let at = |(pair, passage): (usize, usize)| pair * n_passages + passage;
+        let rows = duels
             .iter()
-            .map(|c| {
-                vec![
-                    (at(c.bare, c.passage), 0.0),
-                    (at(c.instructed, c.passage), 0.0),
-                ]
-            })
+            .map(|d| vec![(at(d.loser), 0.0), (at(d.winner), 0.0)])
             .collect();
-        let targets: Vec<usize> = contrasts
-            .iter()
-            .map(|c| match instructed_wins {
-                true => at(c.instructed, c.passage),
-                false => at(c.bare, c.passage),
-            })
-            .collect();
+        let targets: Vec<usize> = duels.iter().map(|d| at(d.winner)).collect();
         Some(self.cross_entropy(flat, rows, &targets).mean())
     }
 
