@@ -731,6 +731,41 @@ fn a_ruled_out_passage_is_asked_to_fall_below_the_unanswering_negatives() {
         "demotion term {} vs the formula's {term}",
         (with - without) / 1.5
     );
+    // Fixed distractors: the same value, but no gradient reaches H, only the ruled-out side.
+    let dim = 8;
+    let (_, pair_raw, passage_raw) = random_vecs(&layout, dim, 17);
+    let device = Device::flex().autodiff();
+    let passage_grad = |fixed: bool| {
+        let mut loss = Loss::new("multi-p-i".parse().unwrap());
+        loss.demotion_weight = 1.0;
+        loss.demotion_fixed_distractors = fixed;
+        let (pairs, passages) =
+            matrices(&layout, pair_raw.clone(), passage_raw.clone(), dim, &device);
+        let passages = passages.require_grad();
+        let scores = engine::training::l2_normalize_rows(pairs)
+            .matmul(engine::training::l2_normalize_rows(passages.clone()).transpose());
+        let term = loss.demotion(scores, &layout).unwrap();
+        let value = values(term.clone())[0] as f64;
+        let grads = term.backward();
+        let g: Vec<f32> = passages.grad(&grads).unwrap().into_data().to_vec().unwrap();
+        let row_norm = |name: &str| {
+            let r = layout.passages.iter().position(|p| p == name).unwrap();
+            g[r * dim..(r + 1) * dim]
+                .iter()
+                .map(|x| x.abs())
+                .sum::<f32>()
+        };
+        (value, row_norm("H"), row_norm("N*"))
+    };
+    let (trained, fixed) = (passage_grad(false), passage_grad(true));
+    assert!((trained.0 - term).abs() < 1e-4 * (1.0 + term));
+    assert!((fixed.0 - term).abs() < 1e-4 * (1.0 + term));
+    assert!(trained.1 > 1e-6, "trained distractors move: {trained:?}");
+    assert_eq!(fixed.1, 0.0, "fixed distractors get no gradient: {fixed:?}");
+    assert!(
+        fixed.2 > 1e-6,
+        "the ruled-out passage still moves: {fixed:?}"
+    );
     // A batch without instruction negatives or reversed views demotes nothing.
     let plain = vec![tuple("I-", "Q3", "P+", &["D+"])];
     assert!(BatchLayout::new(&plain, true, 1.0, &mut SplitMix64::new(0))

@@ -198,6 +198,10 @@ pub struct Loss {
     /// instruction that rules `e` out should make it the least wanted passage, which is also
     /// the one move that lets FollowIR's p-MRR see `e` drop past the distractors.
     pub demotion_weight: f64,
+    /// Hold the distractors' scores fixed in the demotion term (a target, no gradient), so it
+    /// can only lower the ruled-out passage. Trained, the distractor side is raised too, and
+    /// the encoder learns to rank distractors high under the bare query as well (J18).
+    pub demotion_fixed_distractors: bool,
 }
 
 /// Rows of the score matrix `[pairs, passages]` as logits `[rows.len(), width]`: row `r` holds
@@ -251,6 +255,7 @@ impl Loss {
             inclusion_weight: 0.0,
             excluded_order_weight: 0.0,
             demotion_weight: 0.0,
+            demotion_fixed_distractors: false,
         }
     }
 
@@ -329,7 +334,7 @@ impl Loss {
                 loser: (d.instructed, d.ruled_out),
             })
             .collect();
-        self.duels(scores, &duels)
+        self.duels(scores, &duels, self.demotion_fixed_distractors)
     }
 
     /// The exclusion term's mean over the batch's exclusions, unweighted; `None` when the
@@ -374,22 +379,28 @@ impl Loss {
                 }
             })
             .collect();
-        self.duels(scores, &duels)
+        self.duels(scores, &duels, false)
     }
 
     /// The mean of `-log σ((s_winner - s_loser) / τ)` over `duels`; `None` when there are none.
-    fn duels(&self, scores: Tensor<2>, duels: &[Duel]) -> Option<Tensor<1>> {
+    fn duels(&self, scores: Tensor<2>, duels: &[Duel], winner_fixed: bool) -> Option<Tensor<1>> {
         if duels.is_empty() {
             return None;
         }
         let [n_pairs, n_passages] = scores.dims();
-        let flat = scores.reshape([n_pairs * n_passages]);
+        let n = n_pairs * n_passages;
+        let flat = scores.reshape([n]);
+        // A fixed winner is read from a detached copy appended after the scores.
+        let (flat, winner_offset) = match winner_fixed {
+            true => (Tensor::cat(vec![flat.clone(), flat.detach()], 0), n),
+            false => (flat, 0),
+        };
         let at = |(pair, passage): (usize, usize)| pair * n_passages + passage;
         let rows = duels
             .iter()
-            .map(|d| vec![(at(d.loser), 0.0), (at(d.winner), 0.0)])
+            .map(|d| vec![(at(d.loser), 0.0), (winner_offset + at(d.winner), 0.0)])
             .collect();
-        let targets: Vec<usize> = duels.iter().map(|d| at(d.winner)).collect();
+        let targets: Vec<usize> = duels.iter().map(|d| winner_offset + at(d.winner)).collect();
         Some(self.cross_entropy(flat, rows, &targets).mean())
     }
 

@@ -99,6 +99,8 @@ train_config! {
     excluded_order_weight: f64 = 0.0;
     /// Weight of the demotion term (0 = none): under its instruction, a passage the instruction rules out must score below the record's negatives that do not answer the query (the topics' distractors): ruled out means least wanted, and the contrastive blocks leave the order of two negatives alone.
     demotion_weight: f64 = 0.0;
+    /// Hold the distractors' scores fixed in the demotion term (no gradient through them), so it can only lower the ruled-out passage; trained (false), the term raises the distractors too and the encoder learns to rank them high under the bare query as well (J18, RESULTS.md).
+    demotion_fixed_distractors: bool = false;
     /// The encoder's lowest blocks kept as they are (no gradients, no updates): 0 = none, 1 = the token embeddings, 1 + k = the embeddings and the first k transformer layers. Less to forget and a shorter backward pass; a cross-attention module always trains.
     frozen_blocks: usize = 0;
     /// How instruction and query meet: concat (one text through --template) or cross-attention (engine's Interaction II module, trained too).

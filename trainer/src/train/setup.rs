@@ -40,6 +40,7 @@ impl Plan {
         loss.inclusion_weight = c.inclusion_weight;
         loss.excluded_order_weight = c.excluded_order_weight;
         loss.demotion_weight = c.demotion_weight;
+        loss.demotion_fixed_distractors = c.demotion_fixed_distractors;
         let cross = c.interaction == config::InteractionKind::CrossAttention;
         if c.start_share > 0.0 && cross {
             bail!("--start-share mixes the encoder alone: not with cross-attention");
