@@ -747,7 +747,12 @@ fn a_ruled_out_passage_is_asked_to_fall_below_the_unanswering_negatives() {
         let term = loss.demotion(scores, &layout).unwrap();
         let value = values(term.clone())[0] as f64;
         let grads = term.backward();
-        let g: Vec<f32> = passages.grad(&grads).unwrap().into_data().to_vec().unwrap();
+        let g: Vec<f32> = passages
+            .grad(&grads)
+            .unwrap()
+            .into_data()
+            .try_into_vec()
+            .unwrap();
         let row_norm = |name: &str| {
             let r = layout.passages.iter().position(|p| p == name).unwrap();
             g[r * dim..(r + 1) * dim]
