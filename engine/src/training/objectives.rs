@@ -382,26 +382,35 @@ impl Loss {
         self.duels(scores, &duels, false)
     }
 
-    /// The mean of `-log σ((s_winner - s_loser) / τ)` over `duels`; `None` when there are none.
+    /// The mean of `-log σ((s_winner - s_loser) / τ)` over `duels`, the winners' scores
+    /// detached when `winner_fixed`; `None` when there are none.
     fn duels(&self, scores: Tensor<2>, duels: &[Duel], winner_fixed: bool) -> Option<Tensor<1>> {
         if duels.is_empty() {
             return None;
         }
+        let device = scores.device();
         let [n_pairs, n_passages] = scores.dims();
-        let n = n_pairs * n_passages;
-        let flat = scores.reshape([n]);
-        // A fixed winner is read from a detached copy appended after the scores.
-        let (flat, winner_offset) = match winner_fixed {
-            true => (Tensor::cat(vec![flat.clone(), flat.detach()], 0), n),
-            false => (flat, 0),
+        let flat = scores.reshape([n_pairs * n_passages]);
+        let gather = |from: Tensor<1>, side: fn(&Duel) -> (usize, usize)| {
+            let index: Vec<i64> = duels
+                .iter()
+                .map(|d| {
+                    let (pair, passage) = side(d);
+                    (pair * n_passages + passage) as i64
+                })
+                .collect();
+            let index = Tensor::<1, Int>::from_data(TensorData::new(index, [duels.len()]), &device);
+            from.select(0, index)
         };
-        let at = |(pair, passage): (usize, usize)| pair * n_passages + passage;
-        let rows = duels
-            .iter()
-            .map(|d| vec![(at(d.loser), 0.0), (winner_offset + at(d.winner), 0.0)])
-            .collect();
-        let targets: Vec<usize> = duels.iter().map(|d| winner_offset + at(d.winner)).collect();
-        Some(self.cross_entropy(flat, rows, &targets).mean())
+        let loser = gather(flat.clone(), |d| d.loser);
+        let winner = gather(if winner_fixed { flat.detach() } else { flat }, |d| {
+            d.winner
+        });
+        let gap = (winner - loser).mul_scalar(1.0 / self.temperature);
+        // -log σ(g) = softplus(-g) = max(-g, 0) + log(1 + e^{-|g|}), stable for any g.
+        let softplus =
+            gap.clone().neg().clamp_min(0.0) + gap.abs().neg().exp().add_scalar(1.0).log();
+        Some(softplus.mean())
     }
 
     /// The loss of each anchor tuple, `[layout.tuples.len()]`.
