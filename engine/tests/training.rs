@@ -903,7 +903,14 @@ fn interpolation_mixes_each_weight_and_refuses_bad_shares_and_shapes() {
         tensors(&interpolate(&start, &tuned, 1.0, &device).unwrap()),
         a
     );
-    for bad in [-0.1, 1.5, f64::NAN] {
+    // A negative share extrapolates past `tuned`, away from `start` (ExPO).
+    let past = tensors(&interpolate(&start, &tuned, -0.25, &device).unwrap());
+    for ((a, b), m) in a.iter().zip(&b).zip(&past) {
+        for ((x, y), z) in a.2.iter().zip(&b.2).zip(&m.2) {
+            assert!((z - (1.25 * y - 0.25 * x)).abs() < 1e-5, "{}: {z}", m.0);
+        }
+    }
+    for bad in [-1.1, 1.5, f64::NAN] {
         assert!(interpolate(&start, &tuned, bad, &device).is_err(), "{bad}");
     }
     let other = BertModel::random(&crate::common::tiny_config(1), 3, &device).unwrap();

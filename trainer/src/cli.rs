@@ -82,19 +82,20 @@ pub struct InterpolateArgs {
     #[arg(long)]
     pub tuned: PathBuf,
     /// Share of the start's weights: 0 = the fine-tuned model, 1 = the start, 0.3 = 0.7 x
-    /// fine-tuned + 0.3 x start.
-    #[arg(long, value_parser = share)]
+    /// fine-tuned + 0.3 x start; negative extrapolates past the fine-tuned model, away from the
+    /// start (-0.25 = 1.25 x fine-tuned - 0.25 x start).
+    #[arg(long, value_parser = share, allow_negative_numbers = true)]
     pub start_share: f64,
     /// Destination folder (created).
     #[arg(long)]
     pub output: PathBuf,
 }
 
-/// A share in [0, 1].
+/// A share in [-1, 1].
 fn share(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err(format!("'{text}' is not a number within 0 and 1")),
+        Ok(v) if (-1.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{text}' is not a number within -1 and 1")),
     }
 }
 

@@ -973,10 +973,22 @@ fn start_share_saves_the_mix_of_start_and_trained_weights_as_trainer_interpolate
     };
     ok(&interpolate(&model, "0.5", &again));
     assert_eq!(weights(&again), mixed);
+    // A negative share extrapolates past the trained weights, away from the start.
+    let past = dir.join("past");
+    ok(&interpolate(&model, "-0.25", &past));
+    for (((name, s), (_, t)), (_, p)) in start.iter().zip(&tuned).zip(&weights(&past)) {
+        for ((s, t), p) in s.iter().zip(t).zip(p) {
+            assert!(
+                (p - (1.25 * t - 0.25 * s)).abs() < 1e-5,
+                "{name}: {p} vs {s} and {t}"
+            );
+        }
+    }
     // Bad shares and a start of another shape are refused, and nothing is written.
     let (refused, base) = (dir.join("refused"), base_model_dir());
     for (start, share, says) in [
-        (model.as_path(), "1.5", "within 0 and 1"),
+        (model.as_path(), "1.5", "within -1 and 1"),
+        (model.as_path(), "-1.5", "within -1 and 1"),
         (base.as_path(), "0.5", "shape differs"),
     ] {
         crate::common::refused(&interpolate(start, share, &refused), &[says]);
@@ -997,7 +1009,7 @@ fn every_numeric_setting_out_of_range_is_refused_by_its_flag_before_training() {
         ("--max-grad-norm", "NaN"),
         ("--temperature", "-0.05"),
         ("--instruction-fraction", "1.5"),
-        ("--start-share", "2"),
+        ("--start-share", "-2"),
         ("--query-max-length", "1"),
         ("--grad-accumulation", "0"),
         ("--keep-checkpoints", "0"),

@@ -6,6 +6,12 @@
 //! some of what the base model did well (long queries, general retrieval). Both models lie in
 //! one basin of the loss, so their average keeps most of the new skill and most of the old
 //! one, without another training run; `s` is chosen on the development sets (RESULTS.md).
+//!
+//! A negative `s` goes the other way, past the fine-tuned model along the direction training
+//! took: θ = (1 + e)·θ_tuned - e·θ_start with e = -s (ExPO: Zheng et al. 2024, "Weak-to-strong
+//! extrapolation expedites alignment"). A short fine-tuning run that stops while its skill is
+//! still rising gets part of the next steps for free, at no cost in training; too far, and the
+//! model leaves the basin. Shares are kept within [-1, 1].
 
 use crate::bert::BertModel;
 use crate::error::{EngineError, Result};
@@ -13,16 +19,17 @@ use crate::model_files::{ModelFiles, CONFIG_JSON, CROSS_ATTENTION_WEIGHTS, WEIGH
 use crate::{Device, ModelConfig};
 
 /// `tuned` with every weight moved a share `start_share` (0 = `tuned` itself, 1 = `start`) of
-/// the way to `start`'s. Both must have the same shape.
+/// the way to `start`'s; a negative share moves it away from `start` (-0.25: 1.25 x `tuned` -
+/// 0.25 x `start`). Both must have the same shape.
 pub fn interpolate(
     start: &BertModel,
     tuned: &BertModel,
     start_share: f64,
     device: &Device,
 ) -> Result<BertModel> {
-    if !(0.0..=1.0).contains(&start_share) {
+    if !(-1.0..=1.0).contains(&start_share) {
         return Err(EngineError::Invalid(format!(
-            "the start model's share must be within 0 and 1, not {start_share}"
+            "the start model's share must be within -1 and 1, not {start_share}"
         )));
     }
     if start.config() != tuned.config() {

@@ -155,7 +155,7 @@ train_config! {
     distill_weight: f64 = 1.0;
     /// Distillation anchors per micro-batch (drawn from their own seeded stream).
     distill_batch: usize = 4;
-    /// Share of the starting model's weights in the saved model/ (weight-space ensembling, `trainer interpolate`): 0 = the trained weights; s > 0 saves (1 - s) x trained + s x start in model/ and the trained weights in model-tuned/ (the evaluations during the run, the last one included, score the trained weights; `trainer eval --model DIR/model` scores the mix).
+    /// Share of the starting model's weights in the saved model/ (weight-space ensembling, `trainer interpolate`): 0 = the trained weights; s != 0 saves (1 - s) x trained + s x start in model/ and the trained weights in model-tuned/; s < 0 extrapolates past the trained weights, away from the start (ExPO; -0.25 = 1.25 x trained - 0.25 x start); within [-1, 1] (the evaluations during the run, the last one included, score the trained weights; `trainer eval --model DIR/model` scores the mix).
     start_share: f64 = 0.0;
     /// Evaluation-set folder (formats.md §1) evaluated during training; empty = none.
     eval_set: PathBuf = PathBuf::new();
@@ -244,7 +244,11 @@ impl TrainConfig {
                 unit(self.instruction_fraction),
                 "in [0, 1]",
             ),
-            ("--start-share", unit(self.start_share), "in [0, 1]"),
+            (
+                "--start-share",
+                (-1.0..=1.0).contains(&self.start_share),
+                "in [-1, 1]",
+            ),
             (
                 "--distill-weight",
                 positive(self.distill_weight),

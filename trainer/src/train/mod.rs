@@ -362,7 +362,7 @@ impl Run {
         }
         let model_dir = self.config.output.join("model");
         let trained = self.model.valid().to_files(&self.setup.base)?;
-        if self.config.start_share > 0.0 {
+        if self.config.start_share != 0.0 {
             trained.write_dir(self.config.output.join("model-tuned"))?;
             engine::training::interpolate::interpolate_files(
                 &self.setup.base,

@@ -42,7 +42,7 @@ impl Plan {
         loss.demotion_weight = c.demotion_weight;
         loss.demotion_fixed_distractors = c.demotion_fixed_distractors;
         let cross = c.interaction == config::InteractionKind::CrossAttention;
-        if c.start_share > 0.0 && cross {
+        if c.start_share != 0.0 && cross {
             bail!("--start-share mixes the encoder alone: not with cross-attention");
         }
         if c.max_steps == 0 && c.epochs == 0 {
