@@ -94,7 +94,7 @@ pub struct InterpolateArgs {
 /// A share in [-1, 1].
 fn share(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(v) if (-1.0..=1.0).contains(&v) => Ok(v),
+        Ok(v) if engine::training::interpolate::START_SHARES.contains(&v) => Ok(v),
         _ => Err(format!("'{text}' is not a number within -1 and 1")),
     }
 }

@@ -18,6 +18,10 @@ use crate::error::{EngineError, Result};
 use crate::model_files::{ModelFiles, CONFIG_JSON, CROSS_ATTENTION_WEIGHTS, WEIGHTS};
 use crate::{Device, ModelConfig};
 
+/// The start model's shares [`interpolate`] takes: from -1 (2 x `tuned` - `start`) to 1
+/// (`start`). The command line and the training config check theirs against it.
+pub const START_SHARES: std::ops::RangeInclusive<f64> = -1.0..=1.0;
+
 /// `tuned` with every weight moved a share `start_share` (0 = `tuned` itself, 1 = `start`) of
 /// the way to `start`'s; a negative share moves it away from `start` (-0.25: 1.25 x `tuned` -
 /// 0.25 x `start`). Both must have the same shape.
@@ -27,7 +31,7 @@ pub fn interpolate(
     start_share: f64,
     device: &Device,
 ) -> Result<BertModel> {
-    if !(-1.0..=1.0).contains(&start_share) {
+    if !START_SHARES.contains(&start_share) {
         return Err(EngineError::Invalid(format!(
             "the start model's share must be within -1 and 1, not {start_share}"
         )));

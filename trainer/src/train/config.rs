@@ -246,7 +246,7 @@ impl TrainConfig {
             ),
             (
                 "--start-share",
-                (-1.0..=1.0).contains(&self.start_share),
+                engine::training::interpolate::START_SHARES.contains(&self.start_share),
                 "in [-1, 1]",
             ),
             (
