@@ -111,7 +111,7 @@ pub enum Precision {
     #[default]
     F32,
     /// 8-bit integer products for the dense layers ([`crate::int8`]): weights per output row,
-    /// activations per row, on the CPU backend. Faster on CPUs with AVX-512 VNNI; the
+    /// activations per row, on the CPU backend. Faster on x86-64 (AVX-512 VNNI, AVX2); the
     /// embeddings move within the quantisation's error (BENCHMARKS.md: nDCG@10 and cosines).
     Int8,
     /// 16-bit floats for the whole transformer on a GPU backend (weights and activations;

@@ -5,6 +5,8 @@
 //! Why: two thirds of the CPU encoder's time is its dense layers (BENCHMARKS.md), and a CPU with
 //! AVX-512 VNNI multiplies four 8-bit pairs per 32-bit lane in one instruction (`vpdpbusd`),
 //! four times the lanes of an f32 FMA. ONNX Runtime's dynamic quantisation runs the same scheme.
+//! Without VNNI, AVX2 multiplies 16-bit pairs (`vpmaddwd`): twice an f32 FMA's lanes, at half
+//! the instruction rate on some cores, so the gain there is smaller (BENCHMARKS.md).
 //!
 //! The scheme ([`QuantizedLinear`]):
 //! - weights: symmetric int8 per output row, `w = q_w · s_w[n]`, `s_w = max|w| / 127` (the
@@ -16,9 +18,9 @@
 //!   `255 · 127 · K`, far from overflow for any BERT width).
 //!
 //! The integer sum is exact, so every kernel computes the same `i32` for the same inputs: the
-//! AVX-512 VNNI kernel (chosen at run time, so the binary runs on any x86-64) and the portable
-//! one (every other CPU, and wasm32) are tested against each other and against the plain f64
-//! product of the dequantised values. The error against f32 weights is the quantisation's own:
+//! AVX-512 VNNI kernel and the AVX2 one (chosen at run time, so the binary runs on any x86-64)
+//! and the portable one (every other CPU; wasm32 has its own SIMD kernel) are tested against
+//! each other and against the plain f64 product of the dequantised values. The error against f32 weights is the quantisation's own:
 //! the encoder's tests bound the cosine to the f32 embeddings and BENCHMARKS.md the nDCG@10.
 
 /// Output columns per packed panel: 4 vectors of 16 `i32` lanes.
@@ -150,29 +152,75 @@ impl QuantizedLinear {
     }
 
     /// [`QuantizedLinear::forward`] with a chosen kernel (the tests run each).
+    ///
+    /// # Panics
+    /// If this CPU cannot run `kernel` ([`Kernel::available`]).
     pub fn forward_with(&self, x: &[f32], rows: usize, kernel: Kernel) -> Vec<f32> {
         assert_eq!(x.len(), rows * self.d_in, "x is rows x d_in");
-        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        if kernel == Kernel::Simd128 {
-            return simd128::forward(&self.packed16, &self.scales, &self.bias, x, rows);
+        assert!(
+            kernel.available(),
+            "the {kernel:?} kernel needs a CPU feature this one lacks"
+        );
+        let (d_in, k_groups) = (self.d_in, self.k_groups);
+        match kernel {
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Kernel::Simd128 => simd128::forward(&self.packed16, &self.scales, &self.bias, x, rows),
+            // SAFETY (both x86 arms): the kernel's CPU features were checked above.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Vnni => {
+                let a = QuantizedRows::new(x, rows, d_in, k_groups, |row, out| unsafe {
+                    vnni::quantize_row(row, out)
+                });
+                self.products(&a, |block, out, stride| unsafe {
+                    vnni::block(block, out, stride)
+                })
+            }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => {
+                let a = QuantizedRows::new(x, rows, d_in, k_groups, |row, out| unsafe {
+                    avx2::quantize_row(row, out)
+                });
+                self.products(&a, |block, out, stride| unsafe {
+                    avx2::block(block, out, stride)
+                })
+            }
+            _ => {
+                let a = QuantizedRows::new(x, rows, d_in, k_groups, quantize_row);
+                self.products(&a, portable_block)
+            }
         }
-        let activations = QuantizedRows::new(x, rows, self.d_in, self.k_groups, kernel);
+    }
+
+    /// Every row tile of the quantised activations `a` against every panel, each by `kernel`,
+    /// in parallel tasks of [`TASK_ROWS`] rows.
+    fn products<T: Sync>(
+        &self,
+        a: &QuantizedRows<T>,
+        kernel: impl Fn(&Block<T>, &mut [f32], usize) + Sync,
+    ) -> Vec<f32> {
         // Every element is written below (each tile writes all its rows' columns).
-        let mut y = vec![0.0f32; rows * self.d_out];
+        let mut y = vec![0.0f32; a.scales.len() * self.d_out];
         for_each_task(&mut y, TASK_ROWS * self.d_out, |task, out| {
             let first = task * TASK_ROWS;
             let count = out.len() / self.d_out;
             for tile in (0..count).step_by(TILE_ROWS) {
                 let out = &mut out[tile * self.d_out..];
                 let rows_here = (count - tile).min(TILE_ROWS);
-                self.tile(&activations, first + tile, rows_here, out, kernel);
+                self.tile(a, first + tile, rows_here, out, &kernel);
             }
         });
         y
     }
 
     /// Rows `first..first + rows` (at most [`TILE_ROWS`]) of the output, every panel.
-    fn tile(&self, a: &QuantizedRows, first: usize, rows: usize, out: &mut [f32], kernel: Kernel) {
+    fn tile<T>(
+        &self,
+        a: &QuantizedRows<T>,
+        first: usize,
+        rows: usize,
+        out: &mut [f32],
+        kernel: &impl Fn(&Block<T>, &mut [f32], usize),
+    ) {
         for panel in 0..self.d_out.div_ceil(PANEL) {
             let n0 = panel * PANEL;
             let block = Block {
@@ -186,23 +234,16 @@ impl QuantizedLinear {
                 bias: &self.bias[n0..],
                 width: (self.d_out - n0).min(PANEL),
             };
-            let out = &mut out[n0..];
-            match kernel {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: `Kernel::Vnni` is only used where the CPU has AVX-512 F and VNNI
-                // (`Kernel::detect`, and the tests check `Kernel::available`).
-                Kernel::Vnni => unsafe { vnni::block(&block, out, self.d_out) },
-                // (`Kernel::Simd128` returned in `forward_with`.)
-                _ => portable_block(&block, out, self.d_out),
-            }
+            kernel(&block, &mut out[n0..], self.d_out);
         }
     }
 }
 
 /// One micro-tile's work: [`TILE_ROWS`] rows of quantised activations (the first
-/// `row_scales.len()` real) against one panel of weights (the first `width` columns real).
-struct Block<'a> {
-    a: &'a [u8],
+/// `row_scales.len()` real; `q + 128` as bytes or as 16-bit integers) against one panel of
+/// weights (the first `width` columns real).
+struct Block<'a, T> {
+    a: &'a [T],
     stride: usize,
     weights: &'a [i8],
     k_groups: usize,
@@ -215,7 +256,7 @@ struct Block<'a> {
 
 /// `out[r · out_stride + j] = (Σ_k a[r][k] w[j][k] - offset[j]) s_x[r] s_w[j] + b[j]`, in
 /// plain loops.
-fn portable_block(b: &Block, out: &mut [f32], out_stride: usize) {
+fn portable_block(b: &Block<u8>, out: &mut [f32], out_stride: usize) {
     for (r, &row_scale) in b.row_scales.iter().enumerate() {
         let mut sums = [0i32; PANEL];
         let a = &b.a[r * b.stride..];
@@ -241,6 +282,8 @@ pub enum Kernel {
     Portable,
     /// AVX-512 VNNI (`vpdpbusd`), x86-64 CPUs that have it.
     Vnni,
+    /// AVX2 (`vpmaddwd` on 16-bit pairs): every other x86-64 CPU of the last decade.
+    Avx2,
     /// WebAssembly SIMD (`i32x4.dot_i16x8_s`): wasm32 built with `+simd128`, as the page is.
     Simd128,
 }
@@ -252,6 +295,8 @@ impl Kernel {
         *KERNEL.get_or_init(|| {
             if Kernel::Vnni.available() {
                 Kernel::Vnni
+            } else if Kernel::Avx2.available() {
+                Kernel::Avx2
             } else if Kernel::Simd128.available() {
                 Kernel::Simd128
             } else {
@@ -269,44 +314,47 @@ impl Kernel {
                 std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512vnni")
             }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Vnni => false,
+            Kernel::Vnni | Kernel::Avx2 => false,
             Kernel::Simd128 => cfg!(all(target_arch = "wasm32", target_feature = "simd128")),
         }
     }
 }
 
-/// Activations quantised per row: `q_x + 128` as bytes, rows padded to a multiple of
-/// [`TILE_ROWS`] and to `k_groups · 4` bytes (padding is the quantised zero, 128).
-struct QuantizedRows {
-    bytes: Vec<u8>,
+/// Activations quantised per row: `q_x + 128` as bytes (`T = u8`) or as 16-bit integers (`T =
+/// i16`, for kernels that widen before multiplying), rows padded to a multiple of [`TILE_ROWS`]
+/// and to `k_groups · 4` values (padding is the quantised zero, 128).
+struct QuantizedRows<T> {
+    values: Vec<T>,
     stride: usize,
     scales: Vec<f32>,
 }
 
-impl QuantizedRows {
-    fn new(x: &[f32], rows: usize, width: usize, k_groups: usize, kernel: Kernel) -> Self {
+impl<T: Copy + Send + Sync + From<u8>> QuantizedRows<T> {
+    /// Each of the `rows` rows of `x` (`width` wide) by `quantize`, which writes a row's values
+    /// and returns its scale.
+    fn new(
+        x: &[f32],
+        rows: usize,
+        width: usize,
+        k_groups: usize,
+        quantize: impl Fn(&[f32], &mut [T]) -> f32 + Sync + Send,
+    ) -> Self {
         let stride = k_groups * 4;
         let padded = rows.div_ceil(TILE_ROWS) * TILE_ROWS;
-        let mut bytes = vec![128u8; padded * stride];
+        let mut values = vec![T::from(128); padded * stride];
         let mut scales = vec![0.0f32; rows];
-        let vnni = kernel == Kernel::Vnni;
-        let quantize = |(row, (out, scale)): (&[f32], (&mut [u8], &mut f32))| {
-            #[cfg(target_arch = "x86_64")]
-            if vnni {
-                // SAFETY: `Kernel::Vnni` runs only where the CPU has AVX-512 F.
-                *scale = unsafe { vnni::quantize_row(row, out) };
-                return;
-            }
-            let _ = vnni;
-            *scale = quantize_row(row, out);
+        let quantize = |(row, (out, scale)): (&[f32], (&mut [T], &mut f32))| {
+            *scale = quantize(row, out);
         };
         #[cfg(not(target_arch = "wasm32"))]
         {
             use rayon::prelude::*;
             x.par_chunks_exact(width)
                 .zip(
-                    bytes
+                    values
                         .par_chunks_exact_mut(stride)
                         .zip(scales.par_iter_mut()),
                 )
@@ -315,18 +363,20 @@ impl QuantizedRows {
         }
         #[cfg(target_arch = "wasm32")]
         x.chunks_exact(width)
-            .zip(bytes.chunks_exact_mut(stride).zip(scales.iter_mut()))
+            .zip(values.chunks_exact_mut(stride).zip(scales.iter_mut()))
             .for_each(quantize);
         QuantizedRows {
-            bytes,
+            values,
             stride,
             scales,
         }
     }
+}
 
+impl<T> QuantizedRows<T> {
     /// The [`TILE_ROWS`] rows from `first` on.
-    fn tile(&self, first: usize) -> &[u8] {
-        &self.bytes[first * self.stride..(first + TILE_ROWS) * self.stride]
+    fn tile(&self, first: usize) -> &[T] {
+        &self.values[first * self.stride..(first + TILE_ROWS) * self.stride]
     }
 }
 
@@ -414,7 +464,7 @@ mod vnni {
     /// # Safety
     /// The CPU must have AVX-512 F and VNNI.
     #[target_feature(enable = "avx512f,avx512vnni")]
-    pub unsafe fn block(b: &Block, out: &mut [f32], out_stride: usize) {
+    pub unsafe fn block(b: &Block<u8>, out: &mut [f32], out_stride: usize) {
         assert!(b.a.len() >= (TILE_ROWS - 1) * b.stride + b.k_groups * 4);
         assert!(b.weights.len() >= b.k_groups * PANEL * 4);
         assert!(b.row_scales.len() <= TILE_ROWS && b.width <= PANEL);
@@ -469,6 +519,98 @@ mod vnni {
                 // Multiply, then add (no FMA): the same rounding as the portable kernel.
                 let y = _mm512_add_ps(_mm512_mul_ps(sums, scale), bias);
                 unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(r * out_stride + j), mask, y) };
+            }
+        }
+    }
+}
+
+/// The AVX2 kernel, for x86-64 CPUs without AVX-512 VNNI. AVX2's 8-bit product
+/// (`vpmaddubsw`) saturates its 16-bit pair sums (255 · 127 · 2 > 32767), so the integer sums
+/// would not be exact; `vpmaddwd` multiplies 16-bit pairs into exact `i32` lanes instead: the
+/// activations are widened once, when quantised, and the weights at load (`vpmovsxbw`), from
+/// the same packed bytes as the VNNI kernel's.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Block, PANEL, TILE_ROWS};
+    use std::arch::x86_64::*;
+
+    /// Output columns per register block: 6 rows x 2 accumulators of 4 columns, 2 weight
+    /// vectors and a broadcast, 15 of the 16 registers.
+    const COLS: usize = 8;
+
+    /// [`super::quantize_row`]'s values (`q + 128`) as 16-bit integers; the portable loop,
+    /// compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn quantize_row(row: &[f32], out: &mut [i16]) -> f32 {
+        super::quantize_row_as(row, out, |q| (q + 128.0) as i16)
+    }
+
+    /// The AVX2 form of [`super::portable_block`]: per block of 8 columns and group of four
+    /// inputs, 2 weight loads widened to 16 bits, 6 broadcasts of a row's four inputs and 12
+    /// `vpmaddwd` into 12 accumulators, each holding two partial sums per column; then the
+    /// pairwise sums, scaling, offset and bias in registers.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn block(b: &Block<i16>, out: &mut [f32], out_stride: usize) {
+        assert!(b.a.len() >= (TILE_ROWS - 1) * b.stride + b.k_groups * 4);
+        assert!(b.weights.len() >= b.k_groups * PANEL * 4);
+        assert!(b.row_scales.len() <= TILE_ROWS && b.width <= PANEL);
+        assert!(b.col_scales.len() >= b.width && b.offsets.len() >= b.width);
+        assert!(b.bias.len() >= b.width);
+        let rows = b.row_scales.len();
+        assert!(rows == 0 || out.len() >= (rows - 1) * out_stride + b.width);
+        let (a, w) = (b.a.as_ptr(), b.weights.as_ptr());
+        for c0 in (0..b.width).step_by(COLS) {
+            let mut acc = [[_mm256_setzero_si256(); 2]; TILE_ROWS];
+            for g in 0..b.k_groups {
+                // SAFETY: columns c0..c0 + 8 of group g (c0 + 8 <= PANEL) are the 32 bytes at
+                // (g · PANEL + c0) · 4, and each row's four inputs of the group the 8 bytes at
+                // 4g: in bounds by the asserts above.
+                unsafe {
+                    let wg = w.add((g * PANEL + c0) * 4);
+                    let w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(wg as *const __m128i));
+                    let w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(wg.add(16) as *const __m128i));
+                    for (r, acc) in acc.iter_mut().enumerate() {
+                        let x = (a.add(r * b.stride + g * 4) as *const i64).read_unaligned();
+                        let x = _mm256_set1_epi64x(x);
+                        acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(x, w0));
+                        acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(x, w1));
+                    }
+                }
+            }
+            let width = (b.width - c0).min(COLS);
+            let (mut offsets, mut col_scales, mut bias) =
+                ([0i32; COLS], [0.0f32; COLS], [0.0f32; COLS]);
+            offsets[..width].copy_from_slice(&b.offsets[c0..c0 + width]);
+            col_scales[..width].copy_from_slice(&b.col_scales[c0..c0 + width]);
+            bias[..width].copy_from_slice(&b.bias[c0..c0 + width]);
+            // SAFETY: 8 values from arrays of 8.
+            let (offsets, col_scales, bias) = unsafe {
+                (
+                    _mm256_loadu_si256(offsets.as_ptr() as *const __m256i),
+                    _mm256_loadu_ps(col_scales.as_ptr()),
+                    _mm256_loadu_ps(bias.as_ptr()),
+                )
+            };
+            for (r, &row_scale) in b.row_scales.iter().enumerate() {
+                // acc[r][0] holds [c0 c0 c1 c1 | c2 c2 c3 c3] (two partial sums a column),
+                // acc[r][1] the same for c4-c7: the pairwise sums are [c0 c1 c4 c5 | c2 c3 c6
+                // c7], put in order by moving 64-bit quarters (0, 2, 1, 3).
+                let sums = _mm256_hadd_epi32(acc[r][0], acc[r][1]);
+                let sums = _mm256_permute4x64_epi64::<0b11_01_10_00>(sums);
+                let sums = _mm256_cvtepi32_ps(_mm256_sub_epi32(sums, offsets));
+                let scale = _mm256_mul_ps(col_scales, _mm256_set1_ps(row_scale));
+                // Multiply, then add (no FMA): the same rounding as the portable kernel.
+                let y = _mm256_add_ps(_mm256_mul_ps(sums, scale), bias);
+                let mut lanes = [0.0f32; COLS];
+                // SAFETY: 8 floats into an array of 8.
+                unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), y) };
+                out[r * out_stride + c0..][..width].copy_from_slice(&lanes[..width]);
             }
         }
     }
@@ -688,10 +830,16 @@ mod tests {
             let layer = QuantizedLinear::from_f32(&w, n, k, Some(&b));
             let y = layer.forward_with(&x, m, Kernel::Portable);
             assert_eq!(y.len(), m * n);
-            if Kernel::Vnni.available() {
-                assert_eq!(layer.forward_with(&x, m, Kernel::Vnni), y, "{m}x{k}x{n}");
-            } else {
-                println!("no AVX-512 VNNI on this CPU: the portable kernel alone is tested");
+            for kernel in [Kernel::Vnni, Kernel::Avx2] {
+                if kernel.available() {
+                    assert_eq!(
+                        layer.forward_with(&x, m, kernel),
+                        y,
+                        "{kernel:?} {m}x{k}x{n}"
+                    );
+                } else {
+                    println!("this CPU cannot run the {kernel:?} kernel: not tested here");
+                }
             }
             // The plain product of the dequantised values, in f64.
             let (qw, sw) = quantize_rows(&w, k);

@@ -11,7 +11,7 @@
 //! * [`instruction`]: how an instruction joins a query (template or cross-attention);
 //! * [`kernels`]: vectorised CPU kernels burn-flex lacks (GELU forward and backward), plugged
 //!   in through burn's backend-extension point;
-//! * [`int8`]: 8-bit dense layers for CPU inference (AVX-512 VNNI where the CPU has it);
+//! * [`int8`]: 8-bit dense layers for CPU inference (AVX-512 VNNI or AVX2 kernels, chosen at run time);
 //! * [`backend`]: one model code path over burn's CPU, wgpu/WebGPU, Vulkan and CUDA devices;
 //! * [`retrieval`]: exact cosine top-k, streaming, and the persistent index file;
 //! * [`atomic`] and [`served`]: files that appear whole, and the web deployment's model index;

@@ -26,8 +26,9 @@ pub struct ComputeArgs {
     /// Texts per forward pass.
     #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
     pub batch_size: usize,
-    /// Arithmetic of the dense layers: f32, int8 (8-bit products on the CPU; faster where
-    /// the CPU has AVX-512 VNNI, embeddings within the quantisation's error) or f16 (the
+    /// Arithmetic of the dense layers: f32, int8 (8-bit products on the CPU, embeddings
+    /// within the quantisation's error; faster than f32 on x86-64: about 2x with AVX-512
+    /// VNNI, 1.2x with AVX2; slower elsewhere, where a portable kernel runs) or f16 (the
     /// whole transformer in half precision on a GPU backend).
     #[arg(long, default_value = "f32")]
     pub precision: engine::Precision,
