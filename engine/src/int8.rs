@@ -254,6 +254,20 @@ struct Block<'a, T> {
     width: usize,
 }
 
+impl<T> Block<'_, T> {
+    /// What the SIMD kernels read and write unchecked: [`TILE_ROWS`] rows of activations, a
+    /// whole panel of weights, and `width` columns of every real row of `out`.
+    fn assert_in_bounds(&self, out: &[f32], out_stride: usize) {
+        assert!(self.a.len() >= (TILE_ROWS - 1) * self.stride + self.k_groups * 4);
+        assert!(self.weights.len() >= self.k_groups * PANEL * 4);
+        assert!(self.row_scales.len() <= TILE_ROWS && self.width <= PANEL);
+        assert!(self.col_scales.len() >= self.width && self.offsets.len() >= self.width);
+        assert!(self.bias.len() >= self.width);
+        let rows = self.row_scales.len();
+        assert!(rows == 0 || out.len() >= (rows - 1) * out_stride + self.width);
+    }
+}
+
 /// `out[r · out_stride + j] = (Σ_k a[r][k] w[j][k] - offset[j]) s_x[r] s_w[j] + b[j]`, in
 /// plain loops.
 fn portable_block(b: &Block<u8>, out: &mut [f32], out_stride: usize) {
@@ -465,18 +479,12 @@ mod vnni {
     /// The CPU must have AVX-512 F and VNNI.
     #[target_feature(enable = "avx512f,avx512vnni")]
     pub unsafe fn block(b: &Block<u8>, out: &mut [f32], out_stride: usize) {
-        assert!(b.a.len() >= (TILE_ROWS - 1) * b.stride + b.k_groups * 4);
-        assert!(b.weights.len() >= b.k_groups * PANEL * 4);
-        assert!(b.row_scales.len() <= TILE_ROWS && b.width <= PANEL);
-        assert!(b.col_scales.len() >= b.width && b.offsets.len() >= b.width);
-        assert!(b.bias.len() >= b.width);
-        let rows = b.row_scales.len();
-        assert!(rows == 0 || out.len() >= (rows - 1) * out_stride + b.width);
+        b.assert_in_bounds(out, out_stride);
         let mut acc = [[_mm512_setzero_si512(); 4]; TILE_ROWS];
         let a = b.a.as_ptr();
         let w = b.weights.as_ptr();
         for g in 0..b.k_groups {
-            // SAFETY: in bounds by the asserts above.
+            // SAFETY: in bounds by `assert_in_bounds`.
             let (wg, ag) = unsafe { (w.add(g * PANEL * 4), a.add(g * 4)) };
             let wv = unsafe {
                 [
@@ -557,20 +565,14 @@ mod avx2 {
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     pub unsafe fn block(b: &Block<i16>, out: &mut [f32], out_stride: usize) {
-        assert!(b.a.len() >= (TILE_ROWS - 1) * b.stride + b.k_groups * 4);
-        assert!(b.weights.len() >= b.k_groups * PANEL * 4);
-        assert!(b.row_scales.len() <= TILE_ROWS && b.width <= PANEL);
-        assert!(b.col_scales.len() >= b.width && b.offsets.len() >= b.width);
-        assert!(b.bias.len() >= b.width);
-        let rows = b.row_scales.len();
-        assert!(rows == 0 || out.len() >= (rows - 1) * out_stride + b.width);
+        b.assert_in_bounds(out, out_stride);
         let (a, w) = (b.a.as_ptr(), b.weights.as_ptr());
         for c0 in (0..b.width).step_by(COLS) {
             let mut acc = [[_mm256_setzero_si256(); 2]; TILE_ROWS];
             for g in 0..b.k_groups {
                 // SAFETY: columns c0..c0 + 8 of group g (c0 + 8 <= PANEL) are the 32 bytes at
                 // (g · PANEL + c0) · 4, and each row's four inputs of the group the 8 bytes at
-                // 4g: in bounds by the asserts above.
+                // 4g: in bounds by `assert_in_bounds`.
                 unsafe {
                     let wg = w.add((g * PANEL + c0) * 4);
                     let w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(wg as *const __m128i));
@@ -858,6 +860,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `forward_with` runs kernels unchecked, so a kernel the CPU lacks must be refused first
+    /// (the WebAssembly kernel, natively, on every CPU).
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    #[should_panic(expected = "needs a CPU feature this one lacks")]
+    fn a_kernel_the_cpu_lacks_is_refused() {
+        let layer = QuantizedLinear::from_f32(&[0.5], 1, 1, None);
+        layer.forward_with(&[1.0], 1, Kernel::Simd128);
     }
 
     #[test]
