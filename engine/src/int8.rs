@@ -254,8 +254,9 @@ struct Block<'a, T> {
     width: usize,
 }
 
+#[cfg(target_arch = "x86_64")]
 impl<T> Block<'_, T> {
-    /// What the SIMD kernels read and write unchecked: [`TILE_ROWS`] rows of activations, a
+    /// What the x86 SIMD kernels read and write unchecked: [`TILE_ROWS`] rows of activations, a
     /// whole panel of weights, and `width` columns of every real row of `out`.
     fn assert_in_bounds(&self, out: &[f32], out_stride: usize) {
         assert!(self.a.len() >= (TILE_ROWS - 1) * self.stride + self.k_groups * 4);
