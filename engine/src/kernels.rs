@@ -95,13 +95,15 @@ impl SoftmaxKernel for Flex {
     }
 }
 
-/// Softmax of one row in place (AVX-512 where the CPU has it).
+/// Softmax of one row in place (in the CPU's widest vectors: [`Lanes`]).
 fn softmax_row(row: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if has_avx512() {
-        // SAFETY: the CPU has AVX-512 F (checked just above).
-        unsafe { softmax_row_avx512(row) };
-        return;
+    match Lanes::detect() {
+        // SAFETY: the CPU has AVX-512 F (detected).
+        Lanes::Avx512 => return unsafe { softmax_row_avx512(row) },
+        // SAFETY: the CPU has AVX2 and FMA (detected).
+        Lanes::Avx2 => return unsafe { softmax_row_avx2(row) },
+        Lanes::Baseline => {}
     }
     softmax_row_plain(row);
 }
@@ -129,6 +131,16 @@ fn softmax_row_plain(row: &mut [f32]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn softmax_row_avx512(row: &mut [f32]) {
+    softmax_row_plain(row)
+}
+
+/// [`softmax_row_plain`] compiled with AVX2.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn softmax_row_avx2(row: &mut [f32]) {
     softmax_row_plain(row)
 }
 
@@ -287,15 +299,17 @@ fn map_f32_indexed(x: FlexTensor, f: impl Fn(usize, f32) -> f32 + Sync + Send) -
     )
 }
 
-/// `out[i] = f(start + i, src[i])` (`src` defaults to `out` itself): compiled for AVX-512 too
-/// and chosen at run time, so the loop runs 16 lanes wide where the CPU has them (the binary
-/// is built for baseline x86-64, whose loops are 4 lanes wide).
+/// `out[i] = f(start + i, src[i])` (`src` defaults to `out` itself): compiled for AVX-512 and
+/// AVX2 too and chosen at run time ([`Lanes`]), so the loop runs 16 or 8 lanes wide where the
+/// CPU has them (the binary is built for baseline x86-64, whose loops are 4 lanes wide).
 fn map_chunk(out: &mut [f32], src: Option<&[f32]>, start: usize, f: &impl Fn(usize, f32) -> f32) {
     #[cfg(target_arch = "x86_64")]
-    if has_avx512() {
-        // SAFETY: the CPU has AVX-512 F (checked just above).
-        unsafe { map_chunk_avx512(out, src, start, f) };
-        return;
+    match Lanes::detect() {
+        // SAFETY: the CPU has AVX-512 F (detected).
+        Lanes::Avx512 => return unsafe { map_chunk_avx512(out, src, start, f) },
+        // SAFETY: the CPU has AVX2 and FMA (detected).
+        Lanes::Avx2 => return unsafe { map_chunk_avx2(out, src, start, f) },
+        Lanes::Baseline => {}
     }
     map_chunk_plain(out, src, start, f);
 }
@@ -336,11 +350,51 @@ unsafe fn map_chunk_avx512(
     map_chunk_plain(out, src, start, f)
 }
 
-/// Whether the CPU has AVX-512 F (checked once).
+/// [`map_chunk_plain`] compiled with AVX2.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-fn has_avx512() -> bool {
-    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *HAS.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f"))
+#[target_feature(enable = "avx2,fma")]
+unsafe fn map_chunk_avx2(
+    out: &mut [f32],
+    src: Option<&[f32]>,
+    start: usize,
+    f: &impl Fn(usize, f32) -> f32,
+) {
+    map_chunk_plain(out, src, start, f)
+}
+
+/// The widest vectors the x86-64 CPU has, detected once: the kernels' loops are compiled for
+/// each and the widest runs. The copies compute the same values bit for bit: the loops use
+/// `+ * /` and min/max only (no `mul_add`), which FMA cannot contract without fast-math.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lanes {
+    /// 16 f32 lanes (AVX-512 F).
+    Avx512,
+    /// 8 f32 lanes (AVX2 and FMA: Zen 1-3, Intel from Haswell without AVX-512).
+    Avx2,
+    /// 4 f32 lanes (SSE2, every x86-64 CPU).
+    Baseline,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes {
+    fn detect() -> Lanes {
+        static LANES: std::sync::OnceLock<Lanes> = std::sync::OnceLock::new();
+        *LANES.get_or_init(|| {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                Lanes::Avx512
+            } else if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                Lanes::Avx2
+            } else {
+                Lanes::Baseline
+            }
+        })
+    }
 }
 
 /// Elements per task: large enough that a task outweighs rayon's scheduling, small enough that
@@ -482,6 +536,70 @@ mod tests {
             let pdf = (-0.5 * xd * xd).exp() / (2.0 * std::f64::consts::PI).sqrt();
             let d = 0.5 * (1.0 + libm_erf(xd / std::f64::consts::SQRT_2)) + xd * pdf;
             assert!((gelu_derivative(x) as f64 - d).abs() < 1e-6, "GELU'({x})");
+        }
+    }
+
+    /// Every vector width the CPU has computes GELU, its derivative and softmax bit for bit as
+    /// the baseline loop does (the widths run on whichever CPU runs the tests).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_vector_width_gives_the_baseline_bits() {
+        let xs: Vec<f32> = points().step_by(101).collect();
+        let gelu = |_: usize, x: f32| gelu_scalar(x);
+        let derivative = |i: usize, x: f32| gelu_derivative(x) * xs[i % xs.len()];
+        let mut rows: Vec<Vec<f32>> = (1..40)
+            .map(|n| {
+                (0..n * 7)
+                    .map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.3)
+                    .collect()
+            })
+            .collect();
+        rows[3][5] = crate::bert::MASKED;
+        let run = |lanes: Lanes| {
+            let (mut g, mut d) = (vec![0.0; xs.len()], vec![0.0; xs.len()]);
+            let mut soft = rows.clone();
+            // SAFETY: each width runs only where detected (below).
+            unsafe {
+                match lanes {
+                    Lanes::Avx512 => {
+                        map_chunk_avx512(&mut g, Some(&xs), 0, &gelu);
+                        map_chunk_avx512(&mut d, Some(&xs), 0, &derivative);
+                        soft.iter_mut().for_each(|r| softmax_row_avx512(r));
+                    }
+                    Lanes::Avx2 => {
+                        map_chunk_avx2(&mut g, Some(&xs), 0, &gelu);
+                        map_chunk_avx2(&mut d, Some(&xs), 0, &derivative);
+                        soft.iter_mut().for_each(|r| softmax_row_avx2(r));
+                    }
+                    Lanes::Baseline => {
+                        map_chunk_plain(&mut g, Some(&xs), 0, &gelu);
+                        map_chunk_plain(&mut d, Some(&xs), 0, &derivative);
+                        soft.iter_mut().for_each(|r| softmax_row_plain(r));
+                    }
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+            (
+                bits(&g),
+                bits(&d),
+                soft.iter().map(|r| bits(r)).collect::<Vec<_>>(),
+            )
+        };
+        let baseline = run(Lanes::Baseline);
+        let mut widths = vec![];
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            widths.push(Lanes::Avx512);
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            widths.push(Lanes::Avx2);
+        }
+        println!("vector widths checked against the baseline: {widths:?}");
+        for lanes in widths {
+            assert!(
+                run(lanes) == baseline,
+                "{lanes:?} differs from the baseline"
+            );
         }
     }
 
