@@ -38,23 +38,34 @@ pub fn run_static_constructors() {
     extern "C" {
         fn __wasm_call_ctors();
     }
-    // SAFETY: called once, first thing in `main`, before any code that needs what the
-    // constructors set up; wasm-ld synthesises the function for every module.
+    // SAFETY: called once per instance (by `start` for the page and its workers, by the learn
+    // worker's `main`), before any code that needs what the constructors set up; wasm-ld
+    // synthesises the function for every module.
     unsafe { __wasm_call_ctors() }
 }
 
 /// Mounts the page on `<body>`; in a Web Worker (no window) listens as the page's corpus
-/// encoder instead (`corpus_worker`: the same wasm, so a worker costs no download).
+/// encoder instead (`corpus_worker`: the same wasm, so a worker costs no download). Runs the
+/// static constructors first ([`run_static_constructors`]; the binary's `main` calls only
+/// this).
 ///
-/// The page mounts in a task of its own: instantiating the wasm and building the page's
-/// elements together held the thread for over 100 ms on a loaded 2-core machine.
+/// On the page each step is a task of its own: the constructors, parsing the demo set, then
+/// the mount. Instantiating the wasm, running the constructors and building the page's
+/// elements together held the thread for over 100 ms on a loaded 2-core machine, and the
+/// wasm's instantiation alone is 50-55 ms of it there. Nothing before the constructors' task
+/// touches what they register (cubecl's dialects).
 #[cfg(target_arch = "wasm32")]
 pub fn start() {
     console_error_panic_hook::set_once();
     if web_sys::window().is_none() {
+        run_static_constructors();
         return corpus_worker::listen();
     }
     wasm_bindgen_futures::spawn_local(async {
+        web::yield_now().await;
+        run_static_constructors();
+        web::yield_now().await;
+        ui::demo();
         web::yield_now().await;
         leptos::mount::mount_to_body(ui::App);
     });

@@ -2,7 +2,7 @@
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    app::run_static_constructors();
+    // `start` runs the static constructors (in a task of their own on the page).
     app::start();
 }
 

@@ -135,8 +135,43 @@ pub async fn forget_cached(url: &str, version: &str) {
 /// of the page's thread (211 ms for a 23 MB model on a loaded 2-core machine).
 const DOWNLOAD_STEP: usize = 1 << 20;
 
-/// Downloads `url`, reporting the bytes received so far (about once a megabyte).
-pub async fn download(url: &str, mut progress: impl FnMut(u64)) -> Result<Vec<u8>, String> {
+/// A download's copy on its way into the browser cache (see [`download`]): kept once the
+/// page has checked the bytes, deleted otherwise.
+#[must_use = "a cache copy is kept or discarded once the bytes are verified"]
+pub struct CacheCopy {
+    key: String,
+    put: Option<Promise>,
+}
+
+impl CacheCopy {
+    /// Waits until the copy is stored (best effort: a browser without storage still works,
+    /// it just downloads again).
+    pub async fn keep(self) {
+        if let Some(put) = self.put {
+            let _ = JsFuture::from(put).await;
+        }
+    }
+
+    /// Waits until the copy is stored, then deletes it: the bytes did not verify.
+    pub async fn discard(self) {
+        let key = self.key.clone();
+        self.keep().await;
+        if let Ok(c) = cache().await {
+            let _ = JsFuture::from(c.delete_with_str(&key)).await;
+        }
+    }
+}
+
+/// Downloads `url`, reporting the bytes received so far (about once a megabyte). The
+/// response is also streamed into the browser cache under `url` + `version` as it arrives
+/// (a clone of the response, which the browser writes itself): storing the finished bytes
+/// instead copied the whole file twice and had the Cache API take it in on the page's thread,
+/// one task of 95 ms of CPU for the 23 MB model (107 ms in a profile).
+pub async fn download(
+    url: &str,
+    version: &str,
+    mut progress: impl FnMut(u64),
+) -> Result<(Vec<u8>, CacheCopy), String> {
     let resp: web_sys::Response = JsFuture::from(window().fetch_with_str(url))
         .await
         .map_err(|e| format!("{url}: network error: {}", js_err(e)))?
@@ -144,6 +179,7 @@ pub async fn download(url: &str, mut progress: impl FnMut(u64)) -> Result<Vec<u8
     if !resp.ok() {
         return Err(format!("{url}: HTTP {}", resp.status()));
     }
+    let copy = cache_copy(&format!("{url}?v={version}"), &resp).await;
     let body = resp
         .body()
         .ok_or_else(|| format!("{url}: empty response"))?;
@@ -174,7 +210,19 @@ pub async fn download(url: &str, mut progress: impl FnMut(u64)) -> Result<Vec<u8
         }
     }
     progress(bytes.len() as u64);
-    Ok(bytes)
+    Ok((bytes, copy))
+}
+
+/// Starts storing a clone of `resp` (its body not yet read) under `key`.
+async fn cache_copy(key: &str, resp: &web_sys::Response) -> CacheCopy {
+    let put = match (cache().await, resp.clone()) {
+        (Ok(cache), Ok(clone)) => Some(cache.put_with_str(key, &clone)),
+        _ => None,
+    };
+    CacheCopy {
+        key: key.to_string(),
+        put,
+    }
 }
 
 /// Bytes cached under `key` (a same-origin path such as `embeddings/<hash>`), if any.

@@ -1,7 +1,7 @@
 // End-to-end test of the web demo in Debian's headless Chromium (run by `cargo xtask e2e`):
 //   node app.test.mjs URL NATIVE_JSON ARTIFACTS_DIR
-// 1. loads the page and waits for `ready`; no task over 100 ms a core (PerformanceObserver long
-//    tasks; scaled where busy workers share the cores: `taskBudget`)
+// 1. loads the page and waits for `ready`; no task of the page's thread computes over 100 ms
+//    and none holds it over 1 s (Chromium's trace of the renderer's main thread: `traceTasks`)
 //    from navigation to ready (the wasm started, the model downloaded and hashed, built and
 //    the corpus encoded in Web Workers, the first rankings rendered) and while a query is
 //    typed a key at a time;
@@ -40,16 +40,52 @@ const native = JSON.parse(fs.readFileSync(nativePath, 'utf8'));
 fs.mkdirSync(outDir, { recursive: true });
 const summary = { url, checks: [] };
 let failures = 0;
-// The page's budget for one task of its thread is 100 ms (the time a user reads as an instant
-// response) on a core of its own. A long task is wall-clock time, so where the page's thread
-// shares the cores with busy workers (the CI machine has 2 cores and the page starts one
-// encoding worker per core) it is descheduled inside its tasks: the budget scales by the
-// threads that compete for each core, never below 100 ms. Work that belongs in a worker (building
-// the model, encoding) takes seconds on the page's thread and fails either way.
-function taskBudget(cores, workers) {
-  const share = Math.max(1, (workers + 1) / Math.max(1, cores));
-  return { ms: Math.round(100 * share), why: `100 ms per core, ${workers} busy worker(s) beside the page on ${cores} core(s)` };
+// The page's budget for one task of its thread is 100 ms of computing (the time a user reads
+// as an instant response). A task's wall-clock time is not the measure: the CI machine has 2
+// cores, the page starts one encoding worker per core, and Chromium's own processes and the
+// test's run beside them, so the page's thread is descheduled inside its tasks by amounts no
+// budget can bound (110 ms, then 173 ms in CI for tasks that compute far less). So each task
+// is measured by the CPU time of the renderer's main thread during it (Chromium's trace,
+// `tdur`), which descheduling does not change: work that belongs in a worker (building the
+// model, encoding) takes seconds of it and fails. A thread blocked without computing (a
+// synchronous wait on a worker) uses no CPU, so no task may hold the thread over 1 s either:
+// past that a user calls the page frozen, and no descheduling on a 2-core machine comes near.
+const TASK_CPU_MS = 100;
+const TASK_WALL_MS = 1000;
+const TASK_BUDGET = `${TASK_CPU_MS} ms of CPU, ${TASK_WALL_MS} ms of wall clock`;
+
+// Runs `work` while Chromium traces; returns the tasks of the page's main thread
+// (`CrRendererMain` of the renderer processes that show the test's origin: the trace also holds
+// Chromium's own, such as its WebUI renderer starting beside the first page) over 50 ms of
+// wall clock or CPU, as { wall, cpu } in ms, in order.
+async function traceTasks(p, work) {
+  const b = p.context().browser();
+  await b.startTracing(p, { categories: ['disabled-by-default-devtools.timeline'] });
+  let trace;
+  try {
+    await work();
+  } finally {
+    trace = JSON.parse((await b.stopTracing()).toString());
+  }
+  const events = trace.traceEvents ?? trace;
+  const origin = new URL(url).origin;
+  const pages = new Set();
+  for (const e of events) {
+    const frames = e.name === 'TracingStartedInBrowser' ? e.args?.data?.frames ?? []
+      : e.name === 'FrameCommittedInBrowser' ? [e.args?.data ?? {}] : [];
+    for (const f of frames) if (f.url?.startsWith(origin)) pages.add(f.processId);
+  }
+  if (pages.size === 0) throw new Error(`the trace shows no renderer of ${origin}`);
+  const main = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain' && pages.has(e.pid))
+    .map((e) => `${e.pid}:${e.tid}`));
+  return events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && main.has(`${e.pid}:${e.tid}`))
+    .sort((a, b) => a.ts - b.ts)
+    .map((e) => ({ wall: Math.round(e.dur / 1000), cpu: Math.round((e.tdur ?? e.dur) / 1000) }))
+    .filter((t) => t.wall > 50 || t.cpu > 50);
 }
+const withinBudget = (tasks) => tasks.every((t) => t.cpu <= TASK_CPU_MS && t.wall <= TASK_WALL_MS);
+const describeTasks = (tasks) => `${tasks.length} task(s) over 50 ms, longest ${Math.max(0, ...tasks.map((t) => t.cpu))} ms of CPU `
+  + `and ${Math.max(0, ...tasks.map((t) => t.wall))} ms of wall clock (cpu/wall: ${JSON.stringify(tasks.map((t) => `${t.cpu}/${t.wall}`))})`;
 
 function check(name, ok, detail = '') {
   summary.checks.push({ name, ok, detail });
@@ -63,14 +99,7 @@ const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const browser = await chromium.launch({ executablePath, args: [...baseArgs, '--disable-gpu'] });
 let gpuBrowser = null;
 const context = await browser.newContext({ viewport: { width: 1500, height: 1100 } });
-// Long tasks (PerformanceObserver): every task that held the main thread over 50 ms.
 await context.addInitScript(() => {
-  window.__longtasks = [];
-  try {
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) window.__longtasks.push({ start: e.startTime, ms: e.duration });
-    }).observe({ type: 'longtask', buffered: true });
-  } catch (e) { /* no long-task timing in this browser */ }
   // When the status first read "encoding corpus ..." and then "ready", on the page's clock.
   window.__status = {};
   new MutationObserver(() => {
@@ -123,16 +152,16 @@ const lessonUrl = (ref, extra) => `${url}?${new URLSearchParams({
 // Presses "Train" on page `p` (at `lessonUrl(ref)`), waits for its three steps, and compares
 // them with `trainer lesson`'s (`ref`) within `tol` (see 11a).
 async function learnLive(p, label, ref, tol) {
-  await p.evaluate(() => { window.__longtasks = []; });
   const started = Date.now();
-  await p.getByTestId('learn-train').click();
-  await p.waitForFunction(() => {
-    const s = document.querySelector('[data-testid=learn-status]')?.textContent ?? '';
-    if (s.startsWith('error')) throw new Error(s);
-    return document.querySelectorAll('[data-testid=learn-step]').length >= 3 && s.startsWith('paused');
-  }, null, { timeout: 1_200_000, polling: 500 });
+  const long = await traceTasks(p, async () => {
+    await p.getByTestId('learn-train').click();
+    await p.waitForFunction(() => {
+      const s = document.querySelector('[data-testid=learn-status]')?.textContent ?? '';
+      if (s.startsWith('error')) throw new Error(s);
+      return document.querySelectorAll('[data-testid=learn-step]').length >= 3 && s.startsWith('paused');
+    }, null, { timeout: 1_200_000, polling: 500 });
+  });
   const ms = Date.now() - started;
-  const long = await p.evaluate(() => window.__longtasks.map((t) => Math.round(t.ms)));
   const steps = await p.$$eval('[data-testid=learn-step]', (rows) => rows.map((r) => ({
     loss: Number(r.dataset.loss), loss_after: Number(r.dataset.lossAfter),
     ndcg10_changed: Number(r.dataset.ndcg), p_mrr: Number(r.dataset.pMrr), wise: Number(r.dataset.wise),
@@ -153,48 +182,40 @@ async function learnLive(p, label, ref, tol) {
   check(`learn live (${label}): the trained columns rank as the native engine with the lesson's model`,
     ['query', 'instructed', 'reversed'].every((c) => near(trained[c], ref.top5[c], ref.scores[c])),
     `page ${JSON.stringify(trained)} native ${JSON.stringify(ref.top5)}`);
-  const budget = taskBudget(await p.evaluate(() => navigator.hardwareConcurrency), 1);
-  check(`learn live (${label}): no main-thread task over ${budget.ms} ms while the worker trains (${budget.why})`,
-    long.every((t) => t <= budget.ms),
-    `long tasks (ms): ${JSON.stringify(long)}; 3 steps in ${ms} ms`);
+  check(`learn live (${label}): no task of the page's thread over ${TASK_BUDGET} while the worker trains`,
+    withinBudget(long), `${describeTasks(long)}; 3 steps in ${ms} ms`);
 }
 
 try {
   const t0 = Date.now();
-  await page.goto(url);
-  await page.waitForFunction(() => /^encoding corpus/.test(
-    document.querySelector('[data-testid=model-status]')?.textContent ?? ''), null, { timeout: 900_000, polling: 20 });
-  await waitReady();
+  const fromNavigation = await traceTasks(page, async () => {
+    await page.goto(url);
+    await page.waitForFunction(() => /^encoding corpus/.test(
+      document.querySelector('[data-testid=model-status]')?.textContent ?? ''), null, { timeout: 900_000, polling: 20 });
+    await waitReady();
+  });
   const { encoding: encodingFrom, ready: encodingTo } = await page.evaluate(() => window.__status);
   const coldMs = Date.now() - t0;
   check('page reaches ready', true, `${coldMs} ms from navigation (cold cache)`);
   // Typing: a query a key at a time (each key re-ranks), then ready again.
-  const typingFrom = await page.evaluate(() => performance.now());
-  await page.getByTestId('query').fill('');
-  await page.getByTestId('query').pressSequentially('beginner python tutorial', { delay: 40 });
-  await page.waitForTimeout(300);
-  await waitReady();
-  const typingTo = await page.evaluate(() => performance.now());
-  const longTasks = await page.evaluate(() => window.__longtasks);
-  const within = (from, to) => longTasks.filter((t) => t.start >= from && t.start <= to).map((t) => Math.round(t.ms));
-  const fromNavigation = within(0, encodingTo);
-  const whileEncoding = within(encodingFrom, encodingTo);
-  const whileTyping = within(typingFrom, typingTo);
-  const afterReady = within(encodingTo, encodingTo + 2000);
-  summary.long_tasks = { from_navigation: fromNavigation, encoding: whileEncoding, typing: whileTyping,
-    first_two_seconds_ready: afterReady, ready_ms: Math.round(encodingTo),
-    encoding_ms: Math.round(encodingTo - encodingFrom), typing_ms: Math.round(typingTo - typingFrom) };
+  const typingFrom = Date.now();
+  const whileTyping = await traceTasks(page, async () => {
+    await page.getByTestId('query').fill('');
+    await page.getByTestId('query').pressSequentially('beginner python tutorial', { delay: 40 });
+    await page.waitForTimeout(300);
+    await waitReady();
+  });
+  summary.long_tasks = { from_navigation: fromNavigation, typing: whileTyping, ready_ms: Math.round(encodingTo),
+    encoding_ms: Math.round(encodingTo - encodingFrom), typing_ms: Date.now() - typingFrom };
   // On the CPU the page's thread builds no model: the encoding workers build it and encode the
   // corpus and the queries; the page hashes the downloaded files in steps, takes progress
   // messages and the embeddings, then ranks and renders.
   const machine = await page.evaluate(() => ({ cores: navigator.hardwareConcurrency, gb: navigator.deviceMemory }));
   const started = logs.map((l) => l.match(/(\d+) encoding worker\(s\) ready/)).filter(Boolean).map((m) => Number(m[1]));
-  const budget = taskBudget(machine.cores, started[0] ?? 0);
-  check(`no task over ${budget.ms} ms from navigation to ready (CPU: the model built and run in workers; ${budget.why})`,
-    Math.max(0, ...fromNavigation) <= budget.ms,
-    `${fromNavigation.length} tasks over 50 ms in ${Math.round(encodingTo)} ms, longest ${Math.max(0, ...fromNavigation)} ms: ${JSON.stringify(fromNavigation)}`);
-  check(`no task over ${budget.ms} ms while typing (${budget.why})`, Math.max(0, ...whileTyping) <= budget.ms,
-    `${whileTyping.length} tasks over 50 ms in ${Math.round(typingTo - typingFrom)} ms, longest ${Math.max(0, ...whileTyping)} ms`);
+  check(`no task of the page's thread over ${TASK_BUDGET} from navigation to ready (CPU: the model built and run in workers)`,
+    withinBudget(fromNavigation), `${describeTasks(fromNavigation)} in ${Math.round(encodingTo)} ms`);
+  check(`no task of the page's thread over ${TASK_BUDGET} while typing`, withinBudget(whileTyping),
+    `${describeTasks(whileTyping)} in ${summary.long_tasks.typing_ms} ms`);
   check('backend is shown', ['cpu', 'webgpu'].includes(await page.getByTestId('backend').textContent()),
     await page.getByTestId('backend').textContent());
   check('the CPU backend computes in int8 (WebAssembly SIMD)', await page.getByTestId('precision').textContent() === 'int8',

@@ -118,7 +118,7 @@ pub(super) async fn load_model(p: Page) {
 }
 
 /// A model file from the browser cache when the copy there is intact, else downloaded (and
-/// then cached), verified against `models/index.json` either way: a corrupt cached copy is
+/// streamed into the cache as it arrives, the copy kept once verified), verified against `models/index.json` either way: a corrupt cached copy is
 /// dropped and downloaded again; a download that does not match the index is refused.
 pub(super) async fn fetch_verified(
     url: &str,
@@ -135,13 +135,14 @@ pub(super) async fn fetch_verified(
         ));
         web::forget_cached(url, &file.sha256).await;
     }
-    let bytes = web::download(url, progress)
+    let (bytes, copy) = web::download(url, &file.sha256, progress)
         .await
         .map_err(|e| format!("download failed: {e}"))?;
-    verify_in_steps(file, &bytes).await.map_err(|e| {
-        format!("{e}: the file served at {url} does not match models/index.json (redeploy the model, or rebuild the index with `trainer export --index`)")
-    })?;
-    web::store_cached(url, &file.sha256, &bytes).await;
+    if let Err(e) = verify_in_steps(file, &bytes).await {
+        copy.discard().await;
+        return Err(format!("{e}: the file served at {url} does not match models/index.json (redeploy the model, or rebuild the index with `trainer export --index`)"));
+    }
+    copy.keep().await;
     Ok((bytes, web::Source::Network))
 }
 

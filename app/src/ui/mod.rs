@@ -231,8 +231,13 @@ impl Work {
     }
 }
 
-fn demo() -> EvalSet {
-    engine::demo::demo_set().expect("the built-in demo set parses (checked by tests)")
+/// The built-in demo set, parsed once: the page reads it while it mounts (the topics, the
+/// first query, its judgments), and parsing it took about a quarter of the mount's task.
+pub(crate) fn demo() -> &'static EvalSet {
+    static DEMO: std::sync::OnceLock<EvalSet> = std::sync::OnceLock::new();
+    DEMO.get_or_init(|| {
+        engine::demo::demo_set().expect("the built-in demo set parses (checked by tests)")
+    })
 }
 
 /// Sets query, instructions and judgments from demo query `qid`.
@@ -284,7 +289,7 @@ fn set_corpus(p: Page, key: &str) {
     let (key, passages) = if key == "custom" {
         (key.to_string(), p.search.custom.get_untracked())
     } else {
-        let all = demo().corpus;
+        let all = demo().corpus.clone();
         match demo_corpus(&all, key) {
             Some(part) => (key.to_string(), part),
             None => ("demo".to_string(), all),
@@ -359,7 +364,7 @@ impl Page {
 pub fn App() -> impl IntoView {
     let url = UrlState::from_query_string(&web::location_search());
     let set = demo();
-    let p = Page::new(&url, &set);
+    let p = Page::new(&url, set);
     // Initial example: the URL's, else the first demo query.
     let qid = if url.qid.is_empty() && url.query.is_empty() {
         set.queries[0].id.clone()
