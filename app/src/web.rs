@@ -119,13 +119,23 @@ pub enum Source {
 
 /// The copy of `url` stored under `version` in the browser cache, if any (unverified).
 pub async fn cached(url: &str, version: &str) -> Option<Vec<u8>> {
-    cache_get(&format!("{url}?v={version}")).await
+    cache_get(&cache_key(url, version)).await
+}
+
+/// The cache entry of `url` stored under `version`.
+fn cache_key(url: &str, version: &str) -> String {
+    format!("{url}?v={version}")
 }
 
 /// Drops the copy of `url` stored under `version` (best effort).
 pub async fn forget_cached(url: &str, version: &str) {
+    cache_delete(&cache_key(url, version)).await;
+}
+
+/// Deletes the cache entry `key` (best effort).
+async fn cache_delete(key: &str) {
     if let Ok(c) = cache().await {
-        let _ = JsFuture::from(c.delete_with_str(&format!("{url}?v={version}"))).await;
+        let _ = JsFuture::from(c.delete_with_str(key)).await;
     }
 }
 
@@ -156,9 +166,7 @@ impl CacheCopy {
     pub async fn discard(self) {
         let key = self.key.clone();
         self.keep().await;
-        if let Ok(c) = cache().await {
-            let _ = JsFuture::from(c.delete_with_str(&key)).await;
-        }
+        cache_delete(&key).await;
     }
 }
 
@@ -179,7 +187,7 @@ pub async fn download(
     if !resp.ok() {
         return Err(format!("{url}: HTTP {}", resp.status()));
     }
-    let copy = cache_copy(&format!("{url}?v={version}"), &resp).await;
+    let copy = cache_copy(&cache_key(url, version), &resp).await;
     let body = resp
         .body()
         .ok_or_else(|| format!("{url}: empty response"))?;
@@ -245,7 +253,7 @@ pub async fn store_cached(url: &str, version: &str, bytes: &[u8]) {
     let Ok(resp) = web_sys::Response::new_with_opt_buffer_source(Some(&array)) else {
         return;
     };
-    let _ = JsFuture::from(cache.put_with_str(&format!("{url}?v={version}"), &resp)).await;
+    let _ = JsFuture::from(cache.put_with_str(&cache_key(url, version), &resp)).await;
 }
 
 /// Reads an uploaded file as text.

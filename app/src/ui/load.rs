@@ -118,8 +118,9 @@ pub(super) async fn load_model(p: Page) {
 }
 
 /// A model file from the browser cache when the copy there is intact, else downloaded (and
-/// streamed into the cache as it arrives, the copy kept once verified), verified against `models/index.json` either way: a corrupt cached copy is
-/// dropped and downloaded again; a download that does not match the index is refused.
+/// streamed into the cache as it arrives, the copy kept once verified), verified against
+/// `models/index.json` either way: a corrupt cached copy is dropped and downloaded again; a
+/// download that does not match the index is refused (and its cached copy deleted).
 pub(super) async fn fetch_verified(
     url: &str,
     file: &models::ServedFile,
