@@ -877,6 +877,51 @@ fn the_gelu_kernel_gradient_equals_burns() {
     assert!(worst < 1e-5, "max |kernel grad - burn grad| = {worst:e}");
 }
 
+/// The softmax kernel under autodiff (its one-pass backward from the saved output) against
+/// burn's composed softmax: values and gradients, on a transposed input with masked entries,
+/// as the attention layers give it, and a row that is all masked but one.
+#[cfg(feature = "autodiff")]
+#[test]
+fn the_softmax_kernel_and_its_gradient_equal_burns() {
+    let device = Device::flex().autodiff();
+    let weights = Tensor::<3>::from_data(
+        TensorData::new(spread(2 * 64 * 40, 5), [2, 64, 40]),
+        &device,
+    );
+    let run = |f: fn(Tensor<3>) -> Tensor<3>| {
+        let mut scores = spread(2 * 40 * 64, 4);
+        // [sequence, key, query]: the second sequence's last 9 keys are padding, masked as the
+        // encoder masks them, and the first sequence's query 0 sees key 0 alone.
+        for (i, v) in scores.iter_mut().enumerate() {
+            let (sequence, key, query) = (i / (40 * 64), (i / 64) % 40, i % 64);
+            let padding = sequence == 1 && key >= 31;
+            let alone = sequence == 0 && query == 0 && key > 0;
+            if padding || alone {
+                *v = engine::bert::MASKED;
+            }
+        }
+        let x =
+            Tensor::<3>::from_data(TensorData::new(scores, [2, 40, 64]), &device).require_grad();
+        let y = f(x.clone().swap_dims(1, 2));
+        let loss = (y.clone() * weights.clone()).sum();
+        let grads = loss.backward();
+        (
+            values(y.flatten::<1>(0, 2)),
+            values(x.grad(&grads).unwrap().flatten::<1>(0, 2)),
+        )
+    };
+    let (want_y, want_grad) = run(|x| burn::tensor::activation::softmax(x, 2));
+    let (got_y, got_grad) = run(engine::kernels::softmax_last);
+    let worst = max_abs_diff(&want_y, &got_y);
+    assert!(worst < 1e-6, "max |kernel - burn| = {worst:e}");
+    let worst = max_abs_diff(&want_grad, &got_grad);
+    assert!(worst < 1e-5, "max |kernel grad - burn grad| = {worst:e}");
+    assert!(
+        want_grad.iter().any(|g| g.abs() > 1e-2),
+        "a gradient that says something"
+    );
+}
+
 #[test]
 fn interpolation_mixes_each_weight_and_refuses_bad_shares_and_shapes() {
     use engine::bert::BertModel;
