@@ -22,6 +22,50 @@ use burn::backend::tensor::FloatTensor;
 use burn::backend::{backend_extension, Backend, DType, DispatchDevice, Flex, TensorMetadata};
 use burn::tensor::{Bytes, Device, Tensor};
 
+/// Defines `$name`, which runs `$plain` (an `#[inline(always)]` loop) compiled for the widest
+/// vectors the x86-64 CPU has ([`Lanes`]), and the two copies it picks from (`$avx512`,
+/// `$avx2`; the unit tests run each). The binary itself is built for baseline x86-64, whose
+/// loops are 4 lanes wide; elsewhere `$name` is `$plain`.
+macro_rules! widest_lanes {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident, $avx512:ident, $avx2:ident = $plain:ident($($arg:ident: $ty:ty),*)
+    ) => {
+        $(#[$doc])*
+        fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            match Lanes::detect() {
+                // SAFETY: the CPU has AVX-512 F (detected).
+                Lanes::Avx512 => return unsafe { $avx512($($arg),*) },
+                // SAFETY: the CPU has AVX2 and FMA (detected).
+                Lanes::Avx2 => return unsafe { $avx2($($arg),*) },
+                Lanes::Baseline => {}
+            }
+            $plain($($arg),*)
+        }
+
+        /// The loop compiled with AVX-512.
+        ///
+        /// # Safety
+        /// The CPU must have AVX-512 F.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn $avx512($($arg: $ty),*) {
+            $plain($($arg),*)
+        }
+
+        /// The loop compiled with AVX2.
+        ///
+        /// # Safety
+        /// The CPU must have AVX2 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn $avx2($($arg: $ty),*) {
+            $plain($($arg),*)
+        }
+    };
+}
+
 /// GELU, `x Φ(x)`, as an extension operation: burn's own on every backend but Flex.
 #[backend_extension(Flex, Autodiff: cfg(feature = "autodiff"))]
 pub trait GeluKernel: Backend {
@@ -126,19 +170,6 @@ impl SoftmaxKernel for Flex {
     }
 }
 
-/// Softmax of one row in place (in the CPU's widest vectors: [`Lanes`]).
-fn softmax_row(row: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    match Lanes::detect() {
-        // SAFETY: the CPU has AVX-512 F (detected).
-        Lanes::Avx512 => return unsafe { softmax_row_avx512(row) },
-        // SAFETY: the CPU has AVX2 and FMA (detected).
-        Lanes::Avx2 => return unsafe { softmax_row_avx2(row) },
-        Lanes::Baseline => {}
-    }
-    softmax_row_plain(row);
-}
-
 #[inline(always)]
 fn softmax_row_plain(row: &mut [f32]) {
     let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
@@ -155,24 +186,10 @@ fn softmax_row_plain(row: &mut [f32]) {
     }
 }
 
-/// [`softmax_row_plain`] compiled with AVX-512.
-///
-/// # Safety
-/// The CPU must have AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn softmax_row_avx512(row: &mut [f32]) {
-    softmax_row_plain(row)
-}
-
-/// [`softmax_row_plain`] compiled with AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn softmax_row_avx2(row: &mut [f32]) {
-    softmax_row_plain(row)
+widest_lanes! {
+    /// Softmax of one row in place (in the CPU's widest vectors: [`Lanes`]).
+    fn softmax_row, softmax_row_avx512, softmax_row_avx2
+        = softmax_row_plain(row: &mut [f32])
 }
 
 /// GELU (erf form) of every element: the vectorised kernel on the CPU backend, burn's elsewhere.
@@ -239,7 +256,7 @@ impl GeluKernel for Flex {
         let n = x.layout().shape().num_elements();
         let x = contiguous(x);
         let x = &x.as_slice::<f32>().expect("contiguous f32 tensor")[..n];
-        map_f32_blocks(grad, x, CHUNK, |g, x| gelu_backward_chunk(g, x))
+        map_f32_blocks(grad, x, CHUNK, gelu_backward_chunk)
     }
 }
 
@@ -391,21 +408,6 @@ fn map_f32_blocks(
     )
 }
 
-/// `out[i] = f(src[i])` (`src` defaults to `out` itself): compiled for AVX-512 and AVX2 too and
-/// chosen at run time ([`Lanes`]), so the loop runs 16 or 8 lanes wide where the CPU has them
-/// (the binary is built for baseline x86-64, whose loops are 4 lanes wide).
-fn map_chunk(out: &mut [f32], src: Option<&[f32]>, f: &impl Fn(f32) -> f32) {
-    #[cfg(target_arch = "x86_64")]
-    match Lanes::detect() {
-        // SAFETY: the CPU has AVX-512 F (detected).
-        Lanes::Avx512 => return unsafe { map_chunk_avx512(out, src, f) },
-        // SAFETY: the CPU has AVX2 and FMA (detected).
-        Lanes::Avx2 => return unsafe { map_chunk_avx2(out, src, f) },
-        Lanes::Baseline => {}
-    }
-    map_chunk_plain(out, src, f);
-}
-
 #[inline(always)]
 fn map_chunk_plain(out: &mut [f32], src: Option<&[f32]>, f: &impl Fn(f32) -> f32) {
     match src {
@@ -422,39 +424,11 @@ fn map_chunk_plain(out: &mut [f32], src: Option<&[f32]>, f: &impl Fn(f32) -> f32
     }
 }
 
-/// [`map_chunk_plain`] compiled with AVX-512.
-///
-/// # Safety
-/// The CPU must have AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn map_chunk_avx512(out: &mut [f32], src: Option<&[f32]>, f: &impl Fn(f32) -> f32) {
-    map_chunk_plain(out, src, f)
-}
-
-/// [`map_chunk_plain`] compiled with AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn map_chunk_avx2(out: &mut [f32], src: Option<&[f32]>, f: &impl Fn(f32) -> f32) {
-    map_chunk_plain(out, src, f)
-}
-
-/// `grad[i] *= GELU'(x[i])` (in the CPU's widest vectors: [`Lanes`]). A loop over two zipped
-/// slices: indexing `x` from a closure, as this once did, kept the compiler from vectorising it
-/// (one call per element, 7% of a training step on an AVX2 CPU).
-fn gelu_backward_chunk(grad: &mut [f32], x: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    match Lanes::detect() {
-        // SAFETY: the CPU has AVX-512 F (detected).
-        Lanes::Avx512 => return unsafe { gelu_backward_chunk_avx512(grad, x) },
-        // SAFETY: the CPU has AVX2 and FMA (detected).
-        Lanes::Avx2 => return unsafe { gelu_backward_chunk_avx2(grad, x) },
-        Lanes::Baseline => {}
-    }
-    gelu_backward_chunk_plain(grad, x);
+widest_lanes! {
+    /// `out[i] = f(src[i])` (`src` defaults to `out` itself), in the CPU's widest vectors
+    /// ([`Lanes`]): 16 or 8 lanes where the CPU has them, 4 in the baseline build.
+    fn map_chunk, map_chunk_avx512, map_chunk_avx2
+        = map_chunk_plain(out: &mut [f32], src: Option<&[f32]>, f: &impl Fn(f32) -> f32)
 }
 
 #[inline(always)]
@@ -464,38 +438,12 @@ fn gelu_backward_chunk_plain(grad: &mut [f32], x: &[f32]) {
     }
 }
 
-/// [`gelu_backward_chunk_plain`] compiled with AVX-512.
-///
-/// # Safety
-/// The CPU must have AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn gelu_backward_chunk_avx512(grad: &mut [f32], x: &[f32]) {
-    gelu_backward_chunk_plain(grad, x)
-}
-
-/// [`gelu_backward_chunk_plain`] compiled with AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn gelu_backward_chunk_avx2(grad: &mut [f32], x: &[f32]) {
-    gelu_backward_chunk_plain(grad, x)
-}
-
-/// One row of the softmax's backward pass in place: `grad = y * (grad - sum(grad * y))` (in the
-/// CPU's widest vectors: [`Lanes`]).
-fn softmax_row_backward(grad: &mut [f32], y: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    match Lanes::detect() {
-        // SAFETY: the CPU has AVX-512 F (detected).
-        Lanes::Avx512 => return unsafe { softmax_row_backward_avx512(grad, y) },
-        // SAFETY: the CPU has AVX2 and FMA (detected).
-        Lanes::Avx2 => return unsafe { softmax_row_backward_avx2(grad, y) },
-        Lanes::Baseline => {}
-    }
-    softmax_row_backward_plain(grad, y);
+widest_lanes! {
+    /// `grad[i] *= GELU'(x[i])` (in the CPU's widest vectors: [`Lanes`]). A loop over two
+    /// zipped slices: indexing `x` from a closure, as this once did, kept the compiler from
+    /// vectorising it (one call per element, 7% of a training step on an AVX2 CPU).
+    fn gelu_backward_chunk, gelu_backward_chunk_avx512, gelu_backward_chunk_avx2
+        = gelu_backward_chunk_plain(grad: &mut [f32], x: &[f32])
 }
 
 #[inline(always)]
@@ -506,24 +454,11 @@ fn softmax_row_backward_plain(grad: &mut [f32], y: &[f32]) {
     }
 }
 
-/// [`softmax_row_backward_plain`] compiled with AVX-512.
-///
-/// # Safety
-/// The CPU must have AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn softmax_row_backward_avx512(grad: &mut [f32], y: &[f32]) {
-    softmax_row_backward_plain(grad, y)
-}
-
-/// [`softmax_row_backward_plain`] compiled with AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn softmax_row_backward_avx2(grad: &mut [f32], y: &[f32]) {
-    softmax_row_backward_plain(grad, y)
+widest_lanes! {
+    /// One row of the softmax's backward pass in place: `grad = y * (grad - sum(grad * y))`
+    /// (in the CPU's widest vectors: [`Lanes`]).
+    fn softmax_row_backward, softmax_row_backward_avx512, softmax_row_backward_avx2
+        = softmax_row_backward_plain(grad: &mut [f32], y: &[f32])
 }
 
 /// `sum(a * b)` in 16 running sums, one per lane of the widest vector, added up in a fixed
