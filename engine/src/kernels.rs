@@ -125,27 +125,14 @@ impl SoftmaxKernel for Flex {
         }
         let shape = x.layout().shape().clone();
         let width = shape[shape.num_dims() - 1].max(1);
-        let mut x = contiguous(x);
-        let n = shape.num_elements();
-        let mut fresh = None;
-        let values: &mut [f32] = match x.try_storage_mut::<f32>() {
-            Some(values) => &mut values[..n],
-            None => fresh.insert(x.as_slice::<f32>().expect("contiguous f32 tensor")[..n].to_vec()),
-        };
+        let mut x = owned_f32(x);
         let rows_per_task = (CHUNK / width).max(1);
-        for_each_block(values, rows_per_task * width, |_, block| {
+        for_each_block(f32_values_mut(&mut x), rows_per_task * width, |_, block| {
             for row in block.chunks_exact_mut(width) {
                 softmax_row(row);
             }
         });
-        match fresh {
-            Some(out) => FlexTensor::new(
-                Bytes::from_elems(out),
-                Layout::contiguous(shape),
-                DType::F32,
-            ),
-            None => x,
-        }
+        x
     }
 
     fn softmax_rows_backward(y: FlexTensor, grad: FlexTensor) -> FlexTensor {
@@ -355,7 +342,32 @@ fn contiguous(x: FlexTensor) -> FlexTensor {
     }
 }
 
-/// `f` of every element of an f32 tensor: in place when the tensor is the only owner of its
+/// An f32 tensor with `x`'s values, contiguous from offset 0 and the only owner of its buffer,
+/// so that a kernel can write its result in place: `x` itself when it already is, else a copy.
+fn owned_f32(x: FlexTensor) -> FlexTensor {
+    let mut x = contiguous(x);
+    if x.try_storage_mut::<f32>().is_some() {
+        return x;
+    }
+    let shape = x.layout().shape().clone();
+    let values =
+        x.as_slice::<f32>().expect("contiguous f32 tensor")[..shape.num_elements()].to_vec();
+    FlexTensor::new(
+        Bytes::from_elems(values),
+        Layout::contiguous(shape),
+        DType::F32,
+    )
+}
+
+/// The values of a tensor made by [`owned_f32`], writable.
+fn f32_values_mut(x: &mut FlexTensor) -> &mut [f32] {
+    let n = x.layout().shape().num_elements();
+    &mut x
+        .try_storage_mut::<f32>()
+        .expect("owned_f32 owns its buffer")[..n]
+}
+
+/// `f` of every element of an f32 tensor, in one pass: in place when the tensor is the only owner of its
 /// buffer, else into a new one.
 fn map_f32(x: FlexTensor, f: impl Fn(f32) -> f32 + Sync + Send) -> FlexTensor {
     let mut x = contiguous(x);
@@ -386,26 +398,13 @@ fn map_f32_blocks(
     block: usize,
     f: impl Fn(&mut [f32], &[f32]) + Sync + Send,
 ) -> FlexTensor {
-    let mut x = contiguous(x);
-    let shape = x.layout().shape().clone();
-    let n = shape.num_elements();
-    debug_assert_eq!(other.len(), n);
-    let run = |values: &mut [f32]| {
-        for_each_block(values, block, |start, chunk| {
-            f(chunk, &other[start..start + chunk.len()])
-        })
-    };
-    if let Some(values) = x.try_storage_mut::<f32>() {
-        run(&mut values[..n]);
-        return x;
-    }
-    let mut out = x.as_slice::<f32>().expect("contiguous f32 tensor")[..n].to_vec();
-    run(&mut out);
-    FlexTensor::new(
-        Bytes::from_elems(out),
-        Layout::contiguous(shape),
-        DType::F32,
-    )
+    let mut x = owned_f32(x);
+    let values = f32_values_mut(&mut x);
+    debug_assert_eq!(other.len(), values.len());
+    for_each_block(values, block, |start, chunk| {
+        f(chunk, &other[start..start + chunk.len()])
+    });
+    x
 }
 
 #[inline(always)]
@@ -647,6 +646,42 @@ mod tests {
             let pdf = (-0.5 * xd * xd).exp() / (2.0 * std::f64::consts::PI).sqrt();
             let d = 0.5 * (1.0 + libm_erf(xd / std::f64::consts::SQRT_2)) + xd * pdf;
             assert!((gelu_derivative(x) as f64 - d).abs() < 1e-6, "GELU'({x})");
+        }
+    }
+
+    /// A kernel given a tensor that shares its buffer writes into a copy and leaves the other
+    /// owner's values alone; given the only owner, it writes in place.
+    #[test]
+    fn the_kernels_write_in_place_only_into_a_buffer_they_own_alone() {
+        let values: Vec<f32> = (0..24).map(|i| (i as f32 * 0.7).sin()).collect();
+        let tensor = || {
+            FlexTensor::new(
+                Bytes::from_elems(values.clone()),
+                Layout::contiguous([4, 6].into()),
+                DType::F32,
+            )
+        };
+        let shared = tensor();
+        let kept = shared.clone();
+        let soft = <Flex as SoftmaxKernel>::softmax_rows(shared);
+        assert_eq!(kept.as_slice::<f32>().unwrap(), &values[..]);
+        let alone = <Flex as SoftmaxKernel>::softmax_rows(tensor());
+        let soft = soft.as_slice::<f32>().unwrap().to_vec();
+        assert_eq!(alone.as_slice::<f32>().unwrap(), &soft[..]);
+        for row in soft.chunks(6) {
+            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        }
+        let grad = <Flex as SoftmaxKernel>::softmax_rows_backward(alone.clone(), kept.clone());
+        assert_eq!(kept.as_slice::<f32>().unwrap(), &values[..]);
+        assert_eq!(alone.as_slice::<f32>().unwrap(), &soft[..]);
+        for (g, y) in grad
+            .as_slice::<f32>()
+            .unwrap()
+            .chunks(6)
+            .zip(soft.chunks(6))
+        {
+            // y * (g - sum(g * y)) sums to zero over a row when y sums to one.
+            assert!(g.iter().sum::<f32>().abs() < 1e-6, "{g:?} for {y:?}");
         }
     }
 
