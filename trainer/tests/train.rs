@@ -772,6 +772,54 @@ fn distillation_adds_nothing_while_the_model_is_its_teacher_then_acts() {
 }
 
 #[test]
+fn a_resumed_distilled_run_reads_the_teacher_scores_it_saved_and_ends_with_the_uninterrupted_weights(
+) {
+    let (dir, model, data, _) = fresh("distill-resume", 10);
+    let anchors = anchors(&dir);
+    let distill = ["--distill-data", s(&anchors), "--distill-weight", "10"];
+    let flags = [&checkpointed("8")[..], &distill].concat();
+    let straight = dir.join("straight");
+    let err = ok(&train(&common_and(&model, &data, &straight, &flags)));
+    assert!(!err.contains("teacher scores read"), "{err}");
+    let saved = |run: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(run.join("teacher-scores.json")).unwrap()).unwrap()
+    };
+    let scores = saved(&straight)["scores"].as_array().unwrap().clone();
+    assert_eq!(scores.len(), 4, "one row per anchor");
+    assert!(scores.iter().all(|row| row.as_array().unwrap().len() == 3));
+
+    // Killed and resumed: the scores are read, not computed, and the weights are the
+    // uninterrupted ones.
+    let killed = dir.join("killed");
+    let mut args = common_and(&model, &data, &killed, &flags);
+    kill_at(&args, &killed, 4);
+    assert_eq!(saved(&killed)["scores"], saved(&straight)["scores"]);
+    args.push("--resume");
+    let err = ok(&train(&args));
+    assert!(err.contains("teacher scores read from"), "{err}");
+    let diff = run_diff(&straight, &killed);
+    assert!(diff <= 1e-6, "resumed weights differ by {diff}");
+
+    // Scores saved under another key (another teacher, say) are computed again.
+    let other = dir.join("other");
+    let mut args = common_and(&model, &data, &other, &flags);
+    kill_at(&args, &other, 4);
+    let mut file = saved(&other);
+    file["key"] = "0".into();
+    std::fs::write(other.join("teacher-scores.json"), file.to_string()).unwrap();
+    args.push("--resume");
+    let err = ok(&train(&args));
+    assert!(
+        err.contains("another teacher") && !err.contains("teacher scores read"),
+        "{err}"
+    );
+    assert_eq!(saved(&other)["key"], saved(&straight)["key"]);
+    let diff = run_diff(&straight, &other);
+    assert!(diff <= 1e-6, "resumed weights differ by {diff}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_distillation_settings_and_anchors_are_refused_before_training() {
     let (dir, model, data, out) = fresh("distill-bad", 4);
     // An InF-IR record has no candidate list: refused, naming the file and the record.
