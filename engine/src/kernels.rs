@@ -661,11 +661,20 @@ mod tests {
                 DType::F32,
             )
         };
+        let address = |t: &FlexTensor| t.as_slice::<f32>().unwrap().as_ptr();
         let shared = tensor();
         let kept = shared.clone();
         let soft = <Flex as SoftmaxKernel>::softmax_rows(shared);
         assert_eq!(kept.as_slice::<f32>().unwrap(), &values[..]);
-        let alone = <Flex as SoftmaxKernel>::softmax_rows(tensor());
+        assert_ne!(address(&soft), address(&kept));
+        let alone = tensor();
+        let before = address(&alone);
+        let alone = <Flex as SoftmaxKernel>::softmax_rows(alone);
+        assert_eq!(
+            address(&alone),
+            before,
+            "the only owner is written in place"
+        );
         let soft = soft.as_slice::<f32>().unwrap().to_vec();
         assert_eq!(alone.as_slice::<f32>().unwrap(), &soft[..]);
         for row in soft.chunks(6) {
@@ -674,6 +683,18 @@ mod tests {
         let grad = <Flex as SoftmaxKernel>::softmax_rows_backward(alone.clone(), kept.clone());
         assert_eq!(kept.as_slice::<f32>().unwrap(), &values[..]);
         assert_eq!(alone.as_slice::<f32>().unwrap(), &soft[..]);
+        let own_grad = tensor();
+        let before = address(&own_grad);
+        let in_place = <Flex as SoftmaxKernel>::softmax_rows_backward(alone.clone(), own_grad);
+        assert_eq!(
+            address(&in_place),
+            before,
+            "the only owner is written in place"
+        );
+        assert_eq!(
+            in_place.as_slice::<f32>().unwrap(),
+            grad.as_slice::<f32>().unwrap()
+        );
         for (g, y) in grad
             .as_slice::<f32>()
             .unwrap()

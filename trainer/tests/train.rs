@@ -800,6 +800,23 @@ fn a_resumed_distilled_run_reads_the_teacher_scores_it_saved_and_ends_with_the_u
     let diff = run_diff(&straight, &killed);
     assert!(diff <= 1e-6, "resumed weights differ by {diff}");
 
+    // The saved scores are what a resumed run distils toward: scaled under their own key,
+    // they change the resumed weights.
+    let tampered = dir.join("tampered");
+    let mut args = common_and(&model, &data, &tampered, &flags);
+    kill_at(&args, &tampered, 4);
+    let mut file = saved(&tampered);
+    for row in file["scores"].as_array_mut().unwrap() {
+        for v in row.as_array_mut().unwrap() {
+            *v = (-3.0 * v.as_f64().unwrap()).into();
+        }
+    }
+    std::fs::write(tampered.join("teacher-scores.json"), file.to_string()).unwrap();
+    args.push("--resume");
+    ok(&train(&args));
+    let diff = run_diff(&straight, &tampered);
+    assert!(diff > 1e-4, "weights moved by {diff} only");
+
     // Scores saved under another key (another teacher, say) are computed again.
     let other = dir.join("other");
     let mut args = common_and(&model, &data, &other, &flags);
@@ -810,7 +827,7 @@ fn a_resumed_distilled_run_reads_the_teacher_scores_it_saved_and_ends_with_the_u
     args.push("--resume");
     let err = ok(&train(&args));
     assert!(
-        err.contains("another teacher") && !err.contains("teacher scores read"),
+        err.contains("other settings") && !err.contains("teacher scores read"),
         "{err}"
     );
     assert_eq!(saved(&other)["key"], saved(&straight)["key"]);

@@ -1,7 +1,8 @@
 //! The distillation term of a run (`distill_data`, engine::training::distill): the anchors are
 //! read and scored by the frozen teacher once, before the first step, and the scores saved in
 //! the run folder (`teacher-scores.json`) so that a resumed run reads them instead of encoding
-//! every anchor again (minutes on a CPU); each micro-batch then
+//! every anchor again (minutes on a CPU) and distils toward exactly the scores its first start
+//! computed; each micro-batch then
 //! adds `distill_weight` x the mean KL(teacher ‖ student) of `distill_batch` anchors drawn
 //! from their own seeded stream (a pure function of the micro-batch number, so a resumed run
 //! draws what an uninterrupted one would).
@@ -16,9 +17,10 @@ use sha2::{Digest, Sha256};
 use engine::model_files::ModelFiles;
 use engine::rng::SplitMix64;
 use engine::training::{distillation_loss, AnchorRow, BatchLayout, DistillationAnchor, RecordFile};
-use engine::{Device, ModelConfig};
+use engine::ModelConfig;
 
 use super::config::TrainConfig;
+use super::setup::Setup;
 use super::{Texts, TrainModel};
 
 /// Stream id of the anchor draw.
@@ -39,13 +41,13 @@ pub struct Distillation {
 
 impl Distillation {
     /// The run's distillation, or `None` when `distill_data` is empty. The teacher is
-    /// `distill_teacher` (default: the run's starting model) on `device`, without gradients.
+    /// `distill_teacher` (default: the run's starting model) on the run's device, without
+    /// gradients; a resumed run reads the scores its first start saved.
     pub fn prepare(
         config: &TrainConfig,
-        texts: &Texts,
-        model_config: &ModelConfig,
+        setup: &Setup,
         temperature: f64,
-        device: &Device,
+        resuming: bool,
     ) -> anyhow::Result<Option<Self>> {
         if config.distill_data.as_os_str().is_empty() {
             return Ok(None);
@@ -61,8 +63,9 @@ impl Distillation {
         } else {
             &config.distill_teacher
         };
-        let files = ModelFiles::read_dir(teacher_dir)?;
-        let teacher_config = ModelConfig::from_files(&files)?;
+        let teacher = ModelFiles::read_dir(teacher_dir)?;
+        let teacher_config = ModelConfig::from_files(&teacher)?;
+        let model_config = &setup.model_config;
         if teacher_config.bert.hidden_size != model_config.bert.hidden_size
             || teacher_config.bert.vocab_size != model_config.bert.vocab_size
         {
@@ -71,17 +74,32 @@ impl Distillation {
                 teacher_dir.display()
             );
         }
-        let saved = SavedScores::path(config);
-        let key = SavedScores::key(config, &files)?;
-        let scores = match SavedScores::read(&saved, &key, &anchors) {
+        let key = ScoresKey {
+            teacher: teacher.fingerprint(),
+            base: setup.base.fingerprint(),
+            anchors: std::fs::read(&config.distill_data)
+                .with_context(|| format!("{}: cannot read", config.distill_data.display()))?,
+            limits: [
+                config.query_max_length,
+                config.passage_max_length,
+                config.encode_chunk,
+            ],
+            template: serde_json::to_string(&config.template)?,
+        }
+        .digest();
+        let saved = config.output.join(TEACHER_SCORES);
+        let scores = match resuming
+            .then(|| SavedScores::read(&saved, &key, &anchors))
+            .flatten()
+        {
             Some(scores) => {
                 eprintln!("distillation: teacher scores read from {}", saved.display());
                 scores
             }
             None => {
-                let teacher = TrainModel::load(&files, &teacher_config, false, device)?;
-                let scores = teacher_scores(&teacher, texts, &anchors)?;
-                SavedScores { key, scores }.write(&saved)?
+                let model = TrainModel::load(&teacher, &teacher_config, false, &setup.device)?;
+                let scores = teacher_scores(&model, &setup.texts, &anchors)?;
+                SavedScores { key, scores }.write_or_warn(&saved)
             }
         };
         eprintln!(
@@ -131,54 +149,65 @@ impl Distillation {
     }
 }
 
+/// Everything the teacher's scores depend on besides the arithmetic.
+struct ScoresKey {
+    /// The teacher's files ([`ModelFiles::fingerprint`]).
+    teacher: String,
+    /// The starting model's files, whose tokenizer, pooling and pad id encode the texts.
+    base: String,
+    /// The anchors file's bytes.
+    anchors: Vec<u8>,
+    /// Query and passage token limits and texts per forward pass.
+    limits: [usize; 3],
+    /// How instruction and query are joined (JSON).
+    template: String,
+}
+
+impl ScoresKey {
+    /// A SHA-256 digest of every field, in hex.
+    fn digest(&self) -> String {
+        let mut hash = Sha256::new();
+        for part in [
+            self.teacher.as_bytes(),
+            self.base.as_bytes(),
+            &self.anchors,
+            self.template.as_bytes(),
+        ] {
+            hash.update((part.len() as u64).to_le_bytes());
+            hash.update(part);
+        }
+        for n in self.limits {
+            hash.update((n as u64).to_le_bytes());
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
 /// The teacher's scores as saved in the run folder, with the key of what they were computed
 /// from.
 #[derive(Serialize, Deserialize)]
 struct SavedScores {
-    /// [`SavedScores::key`] of the run that computed them.
+    /// [`ScoresKey::digest`] of the run that computed them.
     key: String,
     /// One row per anchor: the teacher's cosine with each candidate.
     scores: Vec<Vec<f32>>,
 }
 
 impl SavedScores {
-    fn path(config: &TrainConfig) -> std::path::PathBuf {
-        config.output.join(TEACHER_SCORES)
-    }
-
-    /// A digest of everything the scores depend on: the teacher's files, the anchors file's
-    /// bytes, the token limits, the template and the encoding chunk.
-    fn key(config: &TrainConfig, teacher: &ModelFiles) -> anyhow::Result<String> {
-        let anchors = std::fs::read(&config.distill_data)
-            .with_context(|| format!("{}: cannot read", config.distill_data.display()))?;
-        let mut hash = Sha256::new();
-        hash.update(teacher.fingerprint());
-        hash.update((anchors.len() as u64).to_le_bytes());
-        hash.update(&anchors);
-        for n in [
-            config.query_max_length,
-            config.passage_max_length,
-            config.encode_chunk,
-        ] {
-            hash.update((n as u64).to_le_bytes());
-        }
-        hash.update(serde_json::to_string(&config.template)?);
-        Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
-    }
-
     /// The scores saved at `path` when they were computed under `key` and fit `anchors` (one
-    /// finite score per candidate); else `None`, saying why when a file was there.
+    /// finite score per candidate); else `None`, saying why unless there was no file.
     fn read(path: &Path, key: &str, anchors: &[DistillationAnchor]) -> Option<Vec<Vec<f32>>> {
-        let text = std::fs::read_to_string(path).ok()?;
-        let why = match serde_json::from_str::<SavedScores>(&text) {
-            Err(e) => format!("unreadable ({e})"),
-            Ok(saved) if saved.key != key => {
-                "computed for another teacher, anchors file or token limits".to_string()
-            }
-            Ok(saved) if !fits(&saved.scores, anchors) => {
-                "not one finite score per candidate of the anchors".to_string()
-            }
-            Ok(saved) => return Some(saved.scores),
+        let why = match std::fs::read_to_string(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => format!("cannot read ({e})"),
+            Ok(text) => match serde_json::from_str::<SavedScores>(&text) {
+                Err(e) => format!("unreadable ({e})"),
+                Ok(saved) if saved.key != key => "computed under other settings (teacher, starting model, anchors file, token limits, template or encoding chunk)".to_string(),
+                Ok(saved) if !fits(&saved.scores, anchors) => {
+                    "not one finite score per candidate of the anchors".to_string()
+                }
+                Ok(saved) => return Some(saved.scores),
+            },
         };
         eprintln!(
             "distillation: {}: {why}; scoring the anchors again",
@@ -187,10 +216,16 @@ impl SavedScores {
         None
     }
 
-    /// Writes the scores to `path` (atomically) and returns them.
-    fn write(self, path: &Path) -> anyhow::Result<Vec<Vec<f32>>> {
-        engine::atomic::write(path, serde_json::to_string(&self)?.as_bytes())?;
-        Ok(self.scores)
+    /// Writes the scores to `path` (atomically) and returns them. The file only saves a
+    /// resumed run the scoring, so a failed write is a warning, not the end of the run.
+    fn write_or_warn(self, path: &Path) -> Vec<Vec<f32>> {
+        let written = serde_json::to_string(&self)
+            .map_err(anyhow::Error::from)
+            .and_then(|json| Ok(engine::atomic::write(path, json.as_bytes())?));
+        if let Err(e) = written {
+            eprintln!("distillation: the teacher's scores were not saved ({e:#}); a resumed run will score the anchors again");
+        }
+        self.scores
     }
 }
 
@@ -300,8 +335,7 @@ mod tests {
                 key: "k".into(),
                 scores,
             }
-            .write(&path)
-            .unwrap()
+            .write_or_warn(&path)
         };
         assert_eq!(saved(good.clone()), good);
         assert_eq!(SavedScores::read(&path, "k", &anchors), Some(good.clone()));
@@ -319,6 +353,47 @@ mod tests {
             SavedScores::read(&path, "k", &anchors).is_none(),
             "cut short"
         );
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert!(
+            SavedScores::read(&path, "k", &anchors).is_none(),
+            "a folder"
+        );
+        // A file that cannot be written (a folder is in the way) costs a warning, not the run.
+        assert_eq!(saved(good.clone()), good);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_key_changes_with_everything_the_scores_depend_on() {
+        let key = || ScoresKey {
+            teacher: "t".into(),
+            base: "b".into(),
+            anchors: b"{}".to_vec(),
+            limits: [256, 256, 32],
+            template: "\"concat\"".into(),
+        };
+        let digest = key().digest();
+        assert_eq!(digest, key().digest());
+        assert_eq!(digest.len(), 64);
+        let changed: [fn(&mut ScoresKey); 7] = [
+            |k| k.teacher.push('x'),
+            |k| k.base.push('x'),
+            |k| k.anchors.push(b'\n'),
+            |k| k.limits[0] = 128,
+            |k| k.limits[1] = 128,
+            |k| k.limits[2] = 16,
+            |k| k.template.push(' '),
+        ];
+        for (i, change) in changed.iter().enumerate() {
+            let mut k = key();
+            change(&mut k);
+            assert_ne!(k.digest(), digest, "change {i}");
+        }
+        // Field boundaries count: moving a byte from one field to the next is another key.
+        let mut k = key();
+        k.teacher = "tb".into();
+        k.base = String::new();
+        assert_ne!(k.digest(), digest);
     }
 }

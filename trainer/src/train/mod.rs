@@ -120,13 +120,8 @@ impl Run {
             config.seed,
             config.max_hard_negatives,
         );
-        let distillation = distill::Distillation::prepare(
-            &config,
-            &setup.texts,
-            &setup.model_config,
-            plan.loss.temperature,
-            &setup.device,
-        )?;
+        let distillation =
+            distill::Distillation::prepare(&config, &setup, plan.loss.temperature, start_step > 0)?;
         let bar = crate::progress::train_bar(total_steps);
         bar.set_position(start_step as u64);
         Ok(Run {
