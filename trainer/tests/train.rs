@@ -837,6 +837,48 @@ fn a_resumed_distilled_run_reads_the_teacher_scores_it_saved_and_ends_with_the_u
 }
 
 #[test]
+fn two_cpu_replicas_distil_as_one_device_does() {
+    let (dir, model, data, _) = fresh("distill-parallel", 6);
+    let anchors = anchors(&dir);
+    // Three anchors per micro-batch: the replicas' shares are one and two anchors.
+    let distill = [
+        "--max-steps",
+        "6",
+        "--distill-data",
+        s(&anchors),
+        "--distill-weight",
+        "10",
+        "--distill-batch",
+        "3",
+    ];
+    let two_devices = [&distill[..], &["--devices", "cpu:2"]].concat();
+    let one = dir.join("one");
+    ok(&train(&common_and(&model, &data, &one, &distill)));
+    let two = dir.join("two");
+    let err = ok(&train(&common_and(&model, &data, &two, &two_devices)));
+    assert!(err.contains("cpu:2 (data-parallel)"), "{err}");
+    let diff = run_diff(&one, &two);
+    eprintln!("distilled, two CPU replicas vs one device, max |weight difference|: {diff:e}");
+    assert!(diff < 5e-5, "{diff}");
+    let (a, b) = (losses(&one), losses(&two));
+    assert_eq!(a.len(), 6);
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x - y).abs() < 1e-5, "{a:?} vs {b:?}");
+    }
+    // The term acts on the replicas: without it their losses and weights are others.
+    let plain = dir.join("plain");
+    let args = common_and(&model, &data, &plain, &two_devices[..2]);
+    ok(&train(&[&args[..], &["--devices", "cpu:2"]].concat()));
+    let c = losses(&plain);
+    assert!(
+        b.iter().zip(&c).skip(1).any(|(x, y)| (x - y).abs() > 1e-4),
+        "{b:?} vs {c:?}"
+    );
+    assert!(run_diff(&two, &plain) > 1e-4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_distillation_settings_and_anchors_are_refused_before_training() {
     let (dir, model, data, out) = fresh("distill-bad", 4);
     // An InF-IR record has no candidate list: refused, naming the file and the record.
@@ -861,7 +903,7 @@ fn bad_distillation_settings_and_anchors_are_refused_before_training() {
     let args = common_and(&model, &data, &out, &flags);
     let run = train(&args);
     assert!(!run.status.success());
-    assert!(String::from_utf8_lossy(&run.stderr).contains("direct step only"));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("not with --grad-cache-chunk"));
     assert!(!out.join("model").exists());
 }
 

@@ -128,24 +128,49 @@ impl Distillation {
         texts: &Texts,
         micro: usize,
     ) -> engine::Result<Tensor<1>> {
+        let whole = self.share_loss(model, texts, micro, 0..self.per_batch)?;
+        Ok(whole.expect("distill_batch is at least 1"))
+    }
+
+    /// The part of [`Distillation::loss`] that anchors `share` of micro-batch `micro`'s draw
+    /// make (`None` for an empty share): `distill_weight` x their summed divergence / the
+    /// anchors per micro-batch, so that the parts of disjoint shares add up to the whole term.
+    /// Data-parallel replicas each compute one share on their own device.
+    pub fn share_loss(
+        &self,
+        model: &TrainModel,
+        texts: &Texts,
+        micro: usize,
+        share: std::ops::Range<usize>,
+    ) -> engine::Result<Option<Tensor<1>>> {
         let mut rng = SplitMix64::for_stream(self.seed ^ DISTILL_STREAM, micro as u64);
         let chosen: Vec<usize> = (0..self.per_batch)
             .map(|_| {
                 ((rng.uniform() * self.anchors.len() as f64) as usize).min(self.anchors.len() - 1)
             })
             .collect();
+        let Some(chosen) = chosen.get(share).filter(|c| !c.is_empty()) else {
+            return Ok(None);
+        };
         let (layout, rows) = lay_out(chosen.iter().map(|&i| &self.anchors[i]));
         let pairs = model.embed_pairs(texts, &layout, 0..layout.pairs.len())?;
         let passages = model.embed_passages(texts, &layout, 0..layout.passages.len())?;
         let teacher: Vec<Vec<f32>> = chosen.iter().map(|&i| self.teacher[i].clone()).collect();
-        Ok(distillation_loss(
-            pairs.matmul(passages.transpose()),
-            &rows,
-            &teacher,
-            self.temperature,
-        )
-        .mean()
-        .mul_scalar(self.weight))
+        Ok(Some(
+            distillation_loss(
+                pairs.matmul(passages.transpose()),
+                &rows,
+                &teacher,
+                self.temperature,
+            )
+            .sum()
+            .mul_scalar(self.weight / self.per_batch as f64),
+        ))
+    }
+
+    /// Anchors drawn per micro-batch.
+    pub fn per_batch(&self) -> usize {
+        self.per_batch
     }
 }
 

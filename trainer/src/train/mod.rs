@@ -260,6 +260,17 @@ impl Run {
     ) -> anyhow::Result<(f64, GradientsParams)> {
         let texts = &self.setup.texts;
         if !self.setup.replicas.is_empty() {
+            let term = |model: &TrainModel, r: usize, n: usize| {
+                let d = self
+                    .distillation
+                    .as_ref()
+                    .expect("only called with distillation");
+                d.share_loss(model, texts, micro, parallel::share(d.per_batch(), r, n))
+            };
+            let extra = self
+                .distillation
+                .as_ref()
+                .map(|_| &term as parallel::ReplicaTerm<'_>);
             parallel::data_parallel_step(
                 &self.model,
                 &self.setup.replicas,
@@ -267,6 +278,7 @@ impl Run {
                 layout,
                 &self.plan.loss,
                 self.accumulation,
+                extra,
             )
         } else if self.config.grad_cache_chunk > 0 {
             grad_cache_step(

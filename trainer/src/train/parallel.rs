@@ -11,6 +11,10 @@
 //! (the all-reduce) before the one AdamW step: the gradient of the whole batch, whatever the
 //! number of devices, up to float rounding in the order of the sums.
 //!
+//! A term of the loss that does not read the batch's embeddings (distillation's anchors) is
+//! split by its own rows: each replica computes its share of it with its own graph and adds
+//! it to what it back-propagates.
+//!
 //! burn 0.22's own collectives (`DistributedOps::all_reduce`) exist only for CUDA (NCCL) and
 //! have no all-gather; the exchange here moves tensors between devices with `to_device`, which
 //! every backend has, so the same code runs on CPU replicas in a test and on GPUs.
@@ -30,9 +34,14 @@ use super::grad_cache::embedding_gradients;
 use super::{Texts, TrainModel};
 
 /// Rows `r` of `n` near-equal contiguous shares of `len` rows.
-fn share(len: usize, r: usize, n: usize) -> Range<usize> {
+pub fn share(len: usize, r: usize, n: usize) -> Range<usize> {
     (r * len / n)..((r + 1) * len / n)
 }
+
+/// A loss term that each replica computes for its share: `term(replica, r, n)` is the part of
+/// replica `r` of `n`, on its device (`None` when it has none); the parts add up to the term.
+pub type ReplicaTerm<'a> =
+    &'a (dyn Fn(&TrainModel, usize, usize) -> engine::Result<Option<Tensor<1>>> + Sync);
 
 /// What a replica sends back after embedding its share.
 struct Embedded {
@@ -41,7 +50,8 @@ struct Embedded {
 }
 
 /// The loss and the summed gradients of one micro-batch over `devices` (autodiff devices; the
-/// first holds `model`). Same result as the one-device step, computed on all devices.
+/// first holds `model`), with `extra`'s shares added. Same result as the one-device step,
+/// computed on all devices.
 pub fn data_parallel_step(
     model: &TrainModel,
     devices: &[Device],
@@ -49,6 +59,7 @@ pub fn data_parallel_step(
     layout: &BatchLayout,
     loss: &Loss,
     accumulation: usize,
+    extra: Option<ReplicaTerm<'_>>,
 ) -> anyhow::Result<(f64, GradientsParams)> {
     let (pair_rows, passage_rows) = (layout.pairs.len(), layout.passages.len());
     // A micro-batch smaller than the device count leaves the extra devices idle this time.
@@ -63,14 +74,18 @@ pub fn data_parallel_step(
             let (send_embedded, embedded) = mpsc::channel::<anyhow::Result<Embedded>>();
             let (send_gradient, gradient) = mpsc::channel::<Option<Embedded>>();
             let replica = model.clone().fork(device);
-            let (pairs, passages) = (share(pair_rows, r, n), share(passage_rows, r, n));
+            let rows = Rows {
+                pairs: share(pair_rows, r, n),
+                passages: share(passage_rows, r, n),
+                extra: extra.map(|term| move |m: &TrainModel| term(m, r, n)),
+            };
             workers.push(scope.spawn(move || {
                 replica_work(
                     replica,
                     texts,
                     layout,
-                    pairs,
-                    passages,
+                    rows,
+                    accumulation,
                     send_embedded,
                     gradient,
                 )
@@ -97,7 +112,8 @@ pub fn data_parallel_step(
             (&d_pairs, &d_passages),
             (pair_rows, passage_rows),
         )?;
-        Ok((v, all_reduce(workers, model, main)?))
+        let (extra_value, gradients) = all_reduce(workers, model, main)?;
+        Ok((v + extra_value, gradients))
     })
 }
 
@@ -128,22 +144,24 @@ fn scatter(
 }
 
 /// The all-reduce: the replicas' gradients summed on the first device (`main`), in replica
-/// order.
+/// order, with the sum of their extra terms' values.
 fn all_reduce(
-    workers: Vec<std::thread::ScopedJoinHandle<'_, anyhow::Result<Option<GradientsParams>>>>,
+    workers: Vec<std::thread::ScopedJoinHandle<'_, anyhow::Result<Option<Backward>>>>,
     model: &TrainModel,
     main: &Device,
-) -> anyhow::Result<GradientsParams> {
+) -> anyhow::Result<(f64, GradientsParams)> {
     let mut sum = GradientsAccumulator::<TrainModel>::new();
+    let mut extra = 0.0;
     for worker in workers {
-        let grads = worker
+        let backward = worker
             .join()
             .map_err(|_| anyhow::anyhow!("a replica's thread panicked"))??;
-        if let Some(grads) = grads {
-            sum.accumulate(model, grads.to_device(main, model));
+        if let Some(backward) = backward {
+            sum.accumulate(model, backward.grads.to_device(main, model));
+            extra += backward.extra;
         }
     }
-    Ok(sum.grads())
+    Ok((extra, sum.grads()))
 }
 
 /// The gather: every replica's rows (detached) on the first device, in replica order.
@@ -172,24 +190,47 @@ fn gather(
     }
 }
 
-/// One replica: embed its rows with a graph, hand detached copies over, wait for their
-/// gradient, back-propagate it through its own graph.
-fn replica_work(
+/// A replica's rows of the micro-batch and its part of the extra term.
+struct Rows<F> {
+    pairs: Range<usize>,
+    passages: Range<usize>,
+    extra: Option<F>,
+}
+
+/// What a replica's backward pass gives: its parameter gradients and the value of its part of
+/// the extra term (0 without one).
+struct Backward {
+    grads: GradientsParams,
+    extra: f64,
+}
+
+/// One replica: embed its rows (and its part of the extra term) with a graph, hand detached
+/// copies of the embeddings over, wait for their gradient, back-propagate it (with the extra
+/// part / `accumulation`) through its own graph.
+fn replica_work<F>(
     replica: TrainModel,
     texts: &Texts,
     layout: &BatchLayout,
-    pair_rows: Range<usize>,
-    passage_rows: Range<usize>,
+    rows: Rows<F>,
+    accumulation: usize,
     embedded: mpsc::Sender<anyhow::Result<Embedded>>,
     gradient: mpsc::Receiver<Option<Embedded>>,
-) -> anyhow::Result<Option<GradientsParams>> {
-    let own = (|| -> anyhow::Result<(Tensor<2>, Tensor<2>)> {
+) -> anyhow::Result<Option<Backward>>
+where
+    F: Fn(&TrainModel) -> engine::Result<Option<Tensor<1>>>,
+{
+    let own = (|| -> anyhow::Result<(Tensor<2>, Tensor<2>, Option<Tensor<1>>)> {
+        let extra = match &rows.extra {
+            Some(term) => term(&replica)?,
+            None => None,
+        };
         Ok((
-            replica.embed_pairs(texts, layout, pair_rows.clone())?,
-            replica.embed_passages(texts, layout, passage_rows.clone())?,
+            replica.embed_pairs(texts, layout, rows.pairs.clone())?,
+            replica.embed_passages(texts, layout, rows.passages.clone())?,
+            extra,
         ))
     })();
-    let (pairs, passages) = match own {
+    let (pairs, passages, extra) = match own {
         Ok(own) => own,
         Err(e) => {
             let message = format!("{e:#}");
@@ -205,9 +246,14 @@ fn replica_work(
     let Some(d) = gradient.recv().context("the gather stopped")? else {
         return Ok(None);
     };
-    let surrogate = (pairs * d.pairs).sum() + (passages * d.passages).sum();
-    Ok(Some(GradientsParams::from_grads(
-        surrogate.backward(),
-        &replica,
-    )))
+    let mut surrogate = (pairs * d.pairs).sum() + (passages * d.passages).sum();
+    let mut extra_value = 0.0;
+    if let Some(extra) = extra {
+        extra_value = engine::training::step::scalar(extra.clone())?;
+        surrogate = surrogate + extra.div_scalar(accumulation as f64);
+    }
+    Ok(Some(Backward {
+        grads: GradientsParams::from_grads(surrogate.backward(), &replica),
+        extra: extra_value,
+    }))
 }

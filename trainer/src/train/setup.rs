@@ -57,8 +57,8 @@ impl Plan {
             bail!("--precision mixed-f16 works with the direct step only: not with --grad-cache-chunk or cross-attention");
         }
         let distilling = !c.distill_data.as_os_str().is_empty();
-        if distilling && (c.grad_cache_chunk > 0 || c.devices.replicas.len() > 1 || cross) {
-            bail!("--distill-data works with the direct step only: not with --grad-cache-chunk, --devices or cross-attention");
+        if distilling && (c.grad_cache_chunk > 0 || cross) {
+            bail!("--distill-data works with the direct and data-parallel steps only: not with --grad-cache-chunk or cross-attention");
         }
         Ok(Plan { loss, cross })
     }
