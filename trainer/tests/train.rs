@@ -840,7 +840,6 @@ fn a_resumed_distilled_run_reads_the_teacher_scores_it_saved_and_ends_with_the_u
 fn two_cpu_replicas_distil_as_one_device_does() {
     let (dir, model, data, _) = fresh("distill-parallel", 6);
     let anchors = anchors(&dir);
-    // Three anchors per micro-batch: the replicas' shares are one and two anchors.
     let distill = [
         "--max-steps",
         "6",
@@ -848,33 +847,131 @@ fn two_cpu_replicas_distil_as_one_device_does() {
         s(&anchors),
         "--distill-weight",
         "10",
-        "--distill-batch",
-        "3",
     ];
-    let two_devices = [&distill[..], &["--devices", "cpu:2"]].concat();
-    let one = dir.join("one");
-    ok(&train(&common_and(&model, &data, &one, &distill)));
-    let two = dir.join("two");
-    let err = ok(&train(&common_and(&model, &data, &two, &two_devices)));
-    assert!(err.contains("cpu:2 (data-parallel)"), "{err}");
-    let diff = run_diff(&one, &two);
-    eprintln!("distilled, two CPU replicas vs one device, max |weight difference|: {diff:e}");
-    assert!(diff < 5e-5, "{diff}");
-    let (a, b) = (losses(&one), losses(&two));
-    assert_eq!(a.len(), 6);
-    for (x, y) in a.iter().zip(&b) {
-        assert!((x - y).abs() < 1e-5, "{a:?} vs {b:?}");
+    // Three anchors per micro-batch over two accumulated micro-batches: the replicas' shares
+    // are one and two anchors, each divided by the accumulation. One anchor: the first
+    // replica has none.
+    let cases: [&[&str]; 2] = [
+        &["--distill-batch", "3", "--grad-accumulation", "2"],
+        &["--distill-batch", "1"],
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let flags = [&distill[..], case].concat();
+        let one = dir.join(format!("one-{i}"));
+        ok(&train(&common_and(&model, &data, &one, &flags)));
+        let two = dir.join(format!("two-{i}"));
+        let args = common_and(&model, &data, &two, &flags);
+        let err = ok(&train(&[&args[..], &["--devices", "cpu:2"]].concat()));
+        assert!(err.contains("cpu:2 (data-parallel)"), "{err}");
+        let diff = run_diff(&one, &two);
+        eprintln!("distilled ({case:?}), two CPU replicas vs one device, max |weight difference|: {diff:e}");
+        assert!(diff < 2e-5, "{case:?}: {diff}");
+        let (a, b) = (losses(&one), losses(&two));
+        assert_eq!(a.len(), 6);
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-5, "{case:?}: {a:?} vs {b:?}");
+        }
     }
-    // The term acts on the replicas: without it their losses and weights are others.
+    // The term acts on the replicas: without it their weights are others.
     let plain = dir.join("plain");
-    let args = common_and(&model, &data, &plain, &two_devices[..2]);
-    ok(&train(&[&args[..], &["--devices", "cpu:2"]].concat()));
-    let c = losses(&plain);
-    assert!(
-        b.iter().zip(&c).skip(1).any(|(x, y)| (x - y).abs() > 1e-4),
-        "{b:?} vs {c:?}"
-    );
-    assert!(run_diff(&two, &plain) > 1e-4);
+    let args = common_and(&model, &data, &plain, &distill[..2]);
+    ok(&train(
+        &[
+            &args[..],
+            &["--devices", "cpu:2", "--grad-accumulation", "2"],
+        ]
+        .concat(),
+    ));
+    let diff = run_diff(&dir.join("two-0"), &plain);
+    assert!(diff > 1e-4, "{diff}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Distillation anchors with no instruction over a pool of `pool` passages, each anchor's
+/// `per` candidates drawn from the pool so that anchors share passages.
+fn shared_anchors(dir: &Path, anchors: usize, per: usize, pool: usize) -> PathBuf {
+    let passage = |i: usize| {
+        format!(
+            "Passage {i} on topic {} with detail {}.",
+            i % 17,
+            i * 7 % 101
+        )
+    };
+    let lines: Vec<String> = (0..anchors)
+        .map(|a| {
+            let candidates: Vec<String> =
+                (0..per).map(|c| passage((a * 5 + c * 11) % pool)).collect();
+            serde_json::json!({
+                "query": format!("question {a} about topic {}", a % 17),
+                "instruction": "",
+                "positive": candidates[0],
+                "negatives": candidates[1..],
+                "instruction_negatives": [],
+            })
+            .to_string()
+        })
+        .collect();
+    let path = dir.join("shared-anchors.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn the_saved_teacher_scores_are_the_encoders_cosines() {
+    let (dir, model, data, out) = fresh("teacher-scores", 4);
+    // 700 distinct passages in 1,600 candidate slots and 200 queries: several encoder calls
+    // of 512 texts, passages shared between anchors.
+    let path = shared_anchors(&dir, 200, 8, 700);
+    let flags = ["--max-steps", "1", "--distill-data", s(&path)];
+    ok(&train(&common_and(&model, &data, &out, &flags)));
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("teacher-scores.json")).unwrap()).unwrap();
+    let encoder = engine::Encoder::load(&model, &Device::flex()).unwrap();
+    let mut worst = 0f32;
+    for (line, scores) in std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .zip(saved["scores"].as_array().unwrap())
+    {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let mut texts = vec![record["positive"].as_str().unwrap()];
+        texts.extend(
+            record["negatives"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_str().unwrap()),
+        );
+        let query = encoder
+            .encode_queries(&[("", record["query"].as_str().unwrap())])
+            .unwrap();
+        let passages = encoder.encode(&texts).unwrap();
+        let scores = scores.as_array().unwrap();
+        assert_eq!(scores.len(), texts.len());
+        for (i, score) in scores.iter().enumerate() {
+            let want: f32 = query
+                .row(0)
+                .iter()
+                .zip(passages.row(i))
+                .map(|(a, b)| a * b)
+                .sum();
+            worst = worst.max((score.as_f64().unwrap() as f32 - want).abs());
+        }
+    }
+    assert_eq!(saved["scores"].as_array().unwrap().len(), 200);
+    eprintln!("saved teacher score vs the encoder's cosine, max |difference|: {worst:e}");
+    assert!(worst < 1e-4, "{worst:e}");
+    // Scores that differ from candidate to candidate: a mix-up of rows would show.
+    let all: Vec<f64> = saved["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|row| row.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()))
+        .collect();
+    let spread =
+        all.iter().cloned().fold(f64::MIN, f64::max) - all.iter().cloned().fold(f64::MAX, f64::min);
+    eprintln!("teacher scores spread: {spread}");
+    assert!(spread > 0.05, "spread {spread}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -247,13 +247,15 @@ where
         return Ok(None);
     };
     let mut surrogate = (pairs * d.pairs).sum() + (passages * d.passages).sum();
-    let mut extra_value = 0.0;
-    if let Some(extra) = extra {
-        extra_value = engine::training::step::scalar(extra.clone())?;
-        surrogate = surrogate + extra.div_scalar(accumulation as f64);
+    if let Some(extra) = &extra {
+        surrogate = surrogate + extra.clone().div_scalar(accumulation as f64);
     }
-    Ok(Some(Backward {
-        grads: GradientsParams::from_grads(surrogate.backward(), &replica),
-        extra: extra_value,
-    }))
+    // The backward pass is queued before the term's value is read (on a GPU the read then
+    // waits for both passes, as in the one-device step).
+    let grads = GradientsParams::from_grads(surrogate.backward(), &replica);
+    let extra = match extra {
+        Some(extra) => engine::training::step::scalar(extra)?,
+        None => 0.0,
+    };
+    Ok(Some(Backward { grads, extra }))
 }
