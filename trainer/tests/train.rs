@@ -706,6 +706,28 @@ fn two_cpu_replicas_train_the_weights_of_one_device_and_resume_identically() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Writes distillation anchors `(instruction, query, candidates)` to `path` as
+/// instruction-negative records, the first candidate the positive.
+fn write_anchors(
+    path: PathBuf,
+    anchors: impl Iterator<Item = (String, String, Vec<String>)>,
+) -> PathBuf {
+    let lines: Vec<String> = anchors
+        .map(|(instruction, query, candidates)| {
+            serde_json::json!({
+                "query": query,
+                "instruction": instruction,
+                "positive": candidates[0],
+                "negatives": candidates[1..],
+                "instruction_negatives": [],
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
 /// Distillation anchors over the records' topics: an instruction, a query and three passages.
 fn anchors(dir: &Path) -> PathBuf {
     let topics = [
@@ -714,25 +736,18 @@ fn anchors(dir: &Path) -> PathBuf {
         "coral reefs",
         "tax returns",
     ];
-    let lines: Vec<String> = topics
-        .iter()
-        .map(|t| {
-            serde_json::json!({
-                "query": format!("{t} basics"),
-                "instruction": "I teach an evening class and want material my students can follow.",
-                "positive": format!("An easy introduction to {t} with simple examples."),
-                "negatives": [
-                    format!("A dense technical report on {t} with many formulas."),
-                    format!("Market figures for {t} in 2021."),
-                ],
-                "instruction_negatives": [],
-            })
-            .to_string()
-        })
-        .collect();
-    let path = dir.join("anchors.jsonl");
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    path
+    let anchors = topics.iter().map(|t| {
+        (
+            "I teach an evening class and want material my students can follow.".to_string(),
+            format!("{t} basics"),
+            vec![
+                format!("An easy introduction to {t} with simple examples."),
+                format!("A dense technical report on {t} with many formulas."),
+                format!("Market figures for {t} in 2021."),
+            ],
+        )
+    });
+    write_anchors(dir.join("anchors.jsonl"), anchors)
 }
 
 #[test]
@@ -897,23 +912,15 @@ fn shared_anchors(dir: &Path, anchors: usize, per: usize, pool: usize) -> PathBu
             i * 7 % 101
         )
     };
-    let lines: Vec<String> = (0..anchors)
-        .map(|a| {
-            let candidates: Vec<String> =
-                (0..per).map(|c| passage((a * 5 + c * 11) % pool)).collect();
-            serde_json::json!({
-                "query": format!("question {a} about topic {}", a % 17),
-                "instruction": "",
-                "positive": candidates[0],
-                "negatives": candidates[1..],
-                "instruction_negatives": [],
-            })
-            .to_string()
-        })
-        .collect();
-    let path = dir.join("shared-anchors.jsonl");
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    path
+    let anchors = (0..anchors).map(|a| {
+        let candidates = (0..per).map(|c| passage((a * 5 + c * 11) % pool)).collect();
+        (
+            String::new(),
+            format!("question {a} about topic {}", a % 17),
+            candidates,
+        )
+    });
+    write_anchors(dir.join("shared-anchors.jsonl"), anchors)
 }
 
 #[test]
