@@ -606,24 +606,131 @@ fn passage_anchors_take_passages_as_queries_with_their_nearest_others_as_candida
     succeeded(&passages(&["--passages-as-queries", "6"]));
     let records = read_lines(&out);
     assert_eq!(records.len(), 12, "6 passages of each --set");
-    let corpus = read_lines(&set.join("corpus.jsonl"));
-    let text_of = |p: &Value| {
-        let (title, text) = (p["title"].as_str().unwrap(), p["text"].as_str().unwrap());
-        if title.is_empty() {
-            text.to_string()
-        } else {
-            format!("{title} {text}")
-        }
+    let texts = corpus_texts(&set);
+    let embeddings = base_embeddings(&dir, &texts);
+    for r in &records {
+        assert_eq!(r["instruction"], "");
+        let query = r["query"].as_str().unwrap();
+        let q = texts.iter().position(|t| t == query);
+        assert!(q.is_some(), "the query is a passage: {query}");
+        let candidates = anchor_candidates(r);
+        assert!(
+            !candidates.contains(&query),
+            "a passage is not its own candidate"
+        );
+        // The candidates are the passages nearest to the query passage, nearest first.
+        let others: Vec<usize> = (0..texts.len()).filter(|&o| Some(o) != q).collect();
+        let nearest = nearest_texts(&embeddings[q.unwrap()], &others, &texts, &embeddings, 3);
+        assert_eq!(candidates, nearest, "{query}");
+    }
+    // Written instructions and passages as queries are one or the other.
+    let both = passages(&["--passages-as-queries", "6", "--instructions", "x.jsonl"]);
+    assert!(!both.status.success());
+}
+
+/// Written queries are anchors over the passages of every `--set` joined (two sets whose ids
+/// overlap), alone or added to the passage anchors; a bad file is refused naming its line.
+#[test]
+fn written_query_anchors_rank_the_passages_of_every_set_joined() {
+    let (dir, set) = with_small_set("written-query-anchors");
+    let demo = crate::common::demo_set();
+    let out = dir.join("anchors.jsonl");
+    let queries = [
+        "My kitchen sourdough starter smells of nail varnish after a week and the loaves stay flat; I feed it once a day with white flour.",
+        "We are thinking about putting solar panels on the roof of our terraced house and want to know what affects the savings.",
+        "Our old cat kneads the blanket with her paws every evening and purrs loudly; the vet says she is healthy. Why does she keep doing it?",
+        "I have never written a line of code and my new job wants me to automate spreadsheets in Python; where do I start?",
+    ];
+    let lines: Vec<String> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"_id": format!("sq-{i}"), "text": t, "voice": "request"}).to_string())
+        .collect();
+    let file = write_file(&dir, "queries.jsonl", &(lines.join("\n") + "\n"));
+    let sets = ["--set", s(&set), "--set", s(&demo), "--candidates", "4"];
+    let run = |extra: &[&str]| anchors(&[&sets, &["--output", s(&out)], extra]);
+    succeeded(&run(&["--queries", s(&file)]));
+    let records = read_lines(&out);
+    assert_eq!(records.len(), queries.len());
+    let texts: Vec<String> = [corpus_texts(&set), corpus_texts(&demo)].concat();
+    let mut embedded = texts.clone();
+    embedded.extend(queries.iter().map(|q| q.to_string()));
+    let embeddings = base_embeddings(&dir, &embedded);
+    let passages: Vec<usize> = (0..texts.len()).collect();
+    for r in &records {
+        assert_eq!(r["instruction"], "");
+        let query = r["query"].as_str().unwrap();
+        let q = queries
+            .iter()
+            .position(|t| *t == query)
+            .expect("a written query");
+        let nearest = nearest_texts(
+            &embeddings[texts.len() + q],
+            &passages,
+            &texts,
+            &embeddings,
+            4,
+        );
+        assert_eq!(anchor_candidates(r), nearest, "{query}");
+    }
+    let from_both_sets = |set: &Path| {
+        corpus_texts(set).iter().any(|t| {
+            records
+                .iter()
+                .any(|r| anchor_candidates(r).contains(&t.as_str()))
+        })
     };
-    let texts: Vec<String> = corpus.iter().map(text_of).collect();
-    // The base model's embeddings of every passage (`trainer embed`).
-    let input = dir.join("texts.jsonl");
+    assert!(from_both_sets(&set), "{records:#?}");
+    assert!(from_both_sets(&demo), "{records:#?}");
+    // Added to the passage anchors: 2 of each set's passages and the 3 queries.
+    succeeded(&run(&["--queries", s(&file), "--passages-as-queries", "2"]));
+    assert_eq!(read_lines(&out).len(), 2 + 2 + queries.len());
+    // A query with no text and a repeated id are refused, naming the file and the line.
+    let empty = write_file(
+        &dir,
+        "empty.jsonl",
+        &format!("{}\n{{\"_id\": \"x\", \"text\": \" \"}}\n", lines[0]),
+    );
+    refused(
+        &run(&["--queries", s(&empty)]),
+        &["empty.jsonl:2", "no text"],
+    );
+    let twice = write_file(
+        &dir,
+        "twice.jsonl",
+        &format!("{}\n{}\n", lines[0], lines[0]),
+    );
+    refused(&run(&["--queries", s(&twice)]), &["twice.jsonl:2"]);
+    // Neither instructions, passages nor queries: nothing to anchor.
+    assert!(!anchors(&[&sets, &["--output", s(&out)]]).status.success());
+}
+
+/// The encoder text (title and text) of every passage of the set folder `set`, in file order.
+fn corpus_texts(set: &Path) -> Vec<String> {
+    read_lines(&set.join("corpus.jsonl"))
+        .iter()
+        .map(|p| {
+            let (title, text) = (
+                p["title"].as_str().unwrap_or(""),
+                p["text"].as_str().unwrap(),
+            );
+            if title.is_empty() {
+                text.to_string()
+            } else {
+                format!("{title} {text}")
+            }
+        })
+        .collect()
+}
+
+/// The base model's embeddings of `texts` (`trainer embed`).
+fn base_embeddings(dir: &Path, texts: &[String]) -> Vec<Vec<f32>> {
     let lines: Vec<String> = texts
         .iter()
         .enumerate()
         .map(|(i, t)| json!({"_id": i.to_string(), "text": t}).to_string())
         .collect();
-    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let input = write_file(dir, "texts.jsonl", &(lines.join("\n") + "\n"));
     let embedded = dir.join("embedded.jsonl");
     succeeded(&trainer(&[
         "embed",
@@ -632,43 +739,38 @@ fn passage_anchors_take_passages_as_queries_with_their_nearest_others_as_candida
         "--output",
         s(&embedded),
     ]));
-    let embeddings: Vec<Vec<f32>> = read_lines(&embedded)
+    read_lines(&embedded)
         .iter()
         .map(|l| serde_json::from_value(l["embedding"].clone()).unwrap())
-        .collect();
+        .collect()
+}
+
+/// The `depth` texts among `among` (indices into `texts` and `embeddings`) nearest to `query`.
+fn nearest_texts<'a>(
+    query: &[f32],
+    among: &[usize],
+    texts: &'a [String],
+    embeddings: &[Vec<f32>],
+    depth: usize,
+) -> Vec<&'a str> {
     let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
-    for r in &records {
-        assert_eq!(r["instruction"], "");
-        let query = r["query"].as_str().unwrap();
-        assert!(
-            texts.iter().any(|t| t == query),
-            "the query is a passage: {query}"
-        );
-        let candidates: Vec<&str> = std::iter::once(r["positive"].as_str().unwrap())
-            .chain(
-                r["negatives"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.as_str().unwrap()),
-            )
-            .collect();
-        assert_eq!(candidates.len(), 3);
-        assert!(
-            !candidates.contains(&query),
-            "a passage is not its own candidate"
-        );
-        // The candidates are the passages nearest to the query passage, nearest first.
-        let q = texts.iter().position(|t| t == query).unwrap();
-        let mut others: Vec<(f32, &str)> = (0..texts.len())
-            .filter(|&o| o != q)
-            .map(|o| (dot(&embeddings[q], &embeddings[o]), texts[o].as_str()))
-            .collect();
-        others.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let nearest: Vec<&str> = others.iter().take(3).map(|(_, t)| *t).collect();
-        assert_eq!(candidates, nearest, "{query}");
-    }
-    // Written instructions and passages as queries are one or the other.
-    let both = passages(&["--passages-as-queries", "6", "--instructions", "x.jsonl"]);
-    assert!(!both.status.success());
+    let mut scored: Vec<(f32, &str)> = among
+        .iter()
+        .map(|&o| (dot(query, &embeddings[o]), texts[o].as_str()))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.iter().take(depth).map(|(_, t)| *t).collect()
+}
+
+/// An anchor record's candidates, first (the positive) to last.
+fn anchor_candidates(record: &Value) -> Vec<&str> {
+    std::iter::once(record["positive"].as_str().unwrap())
+        .chain(
+            record["negatives"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap()),
+        )
+        .collect()
 }

@@ -10,9 +10,14 @@
 //! anchors that keep the base model's matching of a long free text against documents (a
 //! patient's case against trials, a half-remembered plot against book descriptions), which
 //! training on short queries under instructions wears away (RESULTS.md, BIRCO).
+//!
+//! With `--queries FILE`, long queries written apart from any set (a situation described, as
+//! `datasets/situation-queries` holds) are anchors too, with no instruction: their candidates
+//! are the passages the base model finds most similar over the sets' corpora joined, so the
+//! base model's matching of a described case to documents is what the anchors keep.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
@@ -20,9 +25,10 @@ use serde::Deserialize;
 
 use engine::data::records::InstructionNegativeRecord;
 use engine::rng::SplitMix64;
+use engine::EngineError;
 use engine::{EvalSet, Mode};
 
-use super::source::{excluded_queries, key, neighbours, write_jsonl};
+use super::source::{base_ranking, excluded_queries, key, neighbours, write_jsonl};
 use crate::args::ModelArgs;
 
 /// `trainer synth anchors`.
@@ -34,11 +40,14 @@ pub struct AnchorsArgs {
     #[arg(long, required = true)]
     pub set: Vec<PathBuf>,
     /// Instructions written for the sets' queries: JSONL lines {"_id": "QUERYID_N", "text": str, "metadata": {"origin_query": str}} (the query found by its text, else by the id before the last '_').
-    #[arg(long, required_unless_present = "passages_as_queries")]
+    #[arg(long, required_unless_present_any = ["passages_as_queries", "queries"])]
     pub instructions: Option<PathBuf>,
     /// Instead of written instructions: N passages of each set as queries with no instruction, their most similar passages as the candidates.
     #[arg(long, conflicts_with = "instructions", value_parser = clap::value_parser!(u64).range(1..))]
     pub passages_as_queries: Option<u64>,
+    /// Long queries written apart from the sets (queries.jsonl lines of formats.md §1, e.g. datasets/situation-queries/queries.jsonl): each an anchor with no instruction, its candidates its most similar passages over the sets' corpora joined; adds to the other anchors.
+    #[arg(long)]
+    pub queries: Option<PathBuf>,
     /// Evaluation-set folders whose queries get no anchor (the held-out ones), by id or text.
     #[arg(long)]
     pub exclude: Vec<PathBuf>,
@@ -81,6 +90,7 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
     let excluded = excluded_queries(&args.exclude)?;
     let mut rng = SplitMix64::new(args.seed);
     let mut records = Vec::new();
+    let mut sets = Vec::new();
     for dir in &args.set {
         let set = EvalSet::load(dir)?;
         records.extend(match (args.passages_as_queries, &args.instructions) {
@@ -88,8 +98,12 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
             (None, Some(instructions)) => {
                 instruction_anchors(&args, &set, instructions, &excluded, &mut rng)?
             }
-            (None, None) => unreachable!("clap requires one of the two"),
+            (None, None) => Vec::new(),
         });
+        sets.push(set);
+    }
+    if let Some(file) = &args.queries {
+        records.extend(written_query_anchors(&args, &sets, file, &excluded)?);
     }
     anyhow::ensure!(!records.is_empty(), "no anchor could be made");
     rng.shuffle(&mut records);
@@ -195,6 +209,92 @@ fn passage_anchors(
             )
         })
         .collect())
+}
+
+/// Anchors of the queries written in `file` (none in `excluded`, by id or text) against the
+/// passages of `sets` joined.
+fn written_query_anchors(
+    args: &AnchorsArgs,
+    sets: &[EvalSet],
+    file: &Path,
+    excluded: &HashSet<String>,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    let mut queries = read_written_queries(file)?;
+    queries.retain(|q| !excluded.contains(&q.id) && !excluded.contains(&key(&q.text)));
+    let joined = joined_corpus(sets, queries);
+    let found = nearest_passages(&args.model, &joined, args.candidates)?;
+    let texts = passage_texts(&joined);
+    let records: Vec<serde_json::Value> = joined
+        .queries
+        .iter()
+        .zip(&found)
+        .filter(|(_, candidates)| candidates.len() >= 2)
+        .map(|(q, candidates)| anchor(&q.text, "", candidates.iter(), &texts))
+        .collect();
+    eprintln!(
+        "{}: {} anchors over {} passages of {} sets",
+        file.display(),
+        records.len(),
+        joined.corpus.len(),
+        sets.len()
+    );
+    Ok(records)
+}
+
+/// The ids of the `depth` passages of `set` most similar to each of its queries under the
+/// base model, best first (by query index).
+fn nearest_passages(
+    model: &ModelArgs,
+    set: &EvalSet,
+    depth: usize,
+) -> anyhow::Result<Vec<Vec<String>>> {
+    let run = base_ranking(model, set, depth)?.run;
+    Ok(set
+        .queries
+        .iter()
+        .map(|q| {
+            engine::metrics::run::rank(run.docs(&q.id).unwrap_or(&[]))
+                .into_iter()
+                .take(depth)
+                .map(|(d, _)| d.to_string())
+                .collect()
+        })
+        .collect())
+}
+
+/// The queries of a queries.jsonl file (formats.md §1): ids unique, every text non-empty.
+fn read_written_queries(file: &Path) -> anyhow::Result<Vec<engine::Query>> {
+    let text = engine::data::read_text(file)?;
+    let queries: Vec<engine::Query> = engine::data::parse_jsonl(&text, file)?;
+    engine::data::check_unique(queries.iter().map(|q| q.id.as_str()), &text, file)?;
+    let lines = engine::data::record_lines(&text).map(|(number, _)| number);
+    if let Some((line, q)) = lines.zip(&queries).find(|(_, q)| q.text.trim().is_empty()) {
+        return Err(EngineError::data(file, line, format!("query '{}' has no text", q.id)).into());
+    }
+    anyhow::ensure!(!queries.is_empty(), "{}: no queries", file.display());
+    Ok(queries)
+}
+
+/// One set holding `queries` and the passages of every set of `sets`, each id prefixed with
+/// its set's position (`2:p17`) so that equal ids of different sets stay apart.
+fn joined_corpus(sets: &[EvalSet], queries: Vec<engine::Query>) -> EvalSet {
+    let corpus = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(k, set)| {
+            set.corpus.iter().map(move |p| engine::Passage {
+                id: format!("{k}:{}", p.id),
+                ..p.clone()
+            })
+        })
+        .collect();
+    EvalSet {
+        root: PathBuf::from("(the sets' corpora joined)"),
+        corpus,
+        queries,
+        qrels: BTreeMap::new(),
+        candidates: None,
+    }
 }
 
 /// The encoder text (title and text) of every passage of `set`, by id.

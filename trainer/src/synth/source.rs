@@ -8,7 +8,8 @@ use anyhow::Context;
 use clap::Args;
 
 use engine::evaluation::{encode_passages, rank};
-use engine::{EvalSet, Mode};
+use engine::metrics::run::Run;
+use engine::{Embeddings, EvalSet, Mode};
 
 use crate::args::ModelArgs;
 use crate::progress;
@@ -53,14 +54,11 @@ pub fn neighbours(
     candidates: usize,
     max_score_gap: f64,
 ) -> anyhow::Result<Vec<Neighbours>> {
-    let encoder = model.load()?;
-    let bar = progress::bar(set.corpus.len(), "encoding corpus");
-    let passages = encode_passages(&encoder, set, &mut |d, _| bar.set_position(d as u64))?;
-    bar.finish_and_clear();
-    let texts: Vec<&str> = set.queries.iter().map(|q| q.text.as_str()).collect();
-    let mut queries = encoder.encode(&texts)?;
-    queries.normalize();
-    let run = rank(set, &passages, &queries, candidates + 20)?;
+    let BaseRanking {
+        passages,
+        queries,
+        run,
+    } = base_ranking(model, set, candidates + 20)?;
     let row_of = set.passage_rows();
     let mut out = Vec::new();
     for (q, query) in set.queries.iter().enumerate() {
@@ -93,6 +91,34 @@ pub fn neighbours(
     Ok(out)
 }
 
+/// The base model's embeddings of a set's passages and queries (normalised) and its ranking.
+pub struct BaseRanking {
+    /// Row `i`: passage `i` of the corpus.
+    pub passages: Embeddings,
+    /// Row `i`: query `i` of the set, alone.
+    pub queries: Embeddings,
+    /// Each query's best passages (the set's candidates when it has them).
+    pub run: Run,
+}
+
+/// Encodes `set`'s corpus (with progress) and its bare queries with the base model, and ranks
+/// `depth` passages for each query.
+pub fn base_ranking(model: &ModelArgs, set: &EvalSet, depth: usize) -> anyhow::Result<BaseRanking> {
+    let encoder = model.load()?;
+    let bar = progress::bar(set.corpus.len(), "encoding corpus");
+    let passages = encode_passages(&encoder, set, &mut |d, _| bar.set_position(d as u64))?;
+    bar.finish_and_clear();
+    let texts: Vec<&str> = set.queries.iter().map(|q| q.text.as_str()).collect();
+    let mut queries = encoder.encode(&texts)?;
+    queries.normalize();
+    let run = rank(set, &passages, &queries, depth)?;
+    Ok(BaseRanking {
+        passages,
+        queries,
+        run,
+    })
+}
+
 /// The cosine of two normalised embeddings, in f64.
 fn dot(a: &[f32], b: &[f32]) -> f64 {
     a.iter()
@@ -103,7 +129,7 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
 
 /// Each found query's most similar other found query (`queries` holds every query's
 /// embedding, by index).
-fn link_nearest_queries(found: &mut [Neighbours], queries: &engine::Embeddings) {
+fn link_nearest_queries(found: &mut [Neighbours], queries: &Embeddings) {
     let judged: Vec<usize> = found.iter().map(|n| n.query).collect();
     for n in found {
         n.nearest_query = judged
