@@ -22,6 +22,10 @@ pub struct EvalSetRef {
     /// Only the queries whose `constraint` label starts with this (`trainer eval --constraint`).
     #[serde(default)]
     pub constraint: Option<String>,
+    /// Every query encoded alone, whatever its instructions (`trainer eval --no-instruction`):
+    /// plain retrieval on a set whose og mode has an instruction (BIRCO's task objectives).
+    #[serde(default)]
+    pub no_instruction: bool,
     /// Compared only when asked for by name (`cargo xtask ablation --birco`): sets slow to
     /// encode.
     #[serde(default)]
@@ -72,6 +76,9 @@ fn compare(
         .arg(&set.dir);
     if let Some(constraint) = &set.constraint {
         command.arg("--constraint").arg(constraint);
+    }
+    if set.no_instruction {
+        command.arg("--no-instruction");
     }
     let out = command
         .arg("--model")
