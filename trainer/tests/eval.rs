@@ -337,6 +337,27 @@ fn one_family_of_instructions_is_evaluated_on_its_own() {
     refused(&none, &["queries.jsonl", "no-such-family"]);
 }
 
+/// The case-matching set as `build.py` writes it: every case re-ranks its own eight trials,
+/// judged 2, 2, 2, 1, 1, 0, 0, 0, with the task objective as its og instruction; the query-alone
+/// mode encodes the case without it.
+#[test]
+fn the_case_matching_set_grades_eight_trials_for_every_case() {
+    let root = crate::common::repo_root().join("evalsets/case-matching");
+    let set = engine::EvalSet::load(&root).unwrap();
+    assert_eq!((set.queries.len(), set.corpus.len()), (80, 640));
+    let og = &set.qrels[&engine::Mode::Og];
+    let candidates = set.candidates.as_ref().unwrap();
+    for q in &set.queries {
+        assert!(q.instruction_og.contains("clinical trials"), "{}", q.id);
+        let pool = &candidates[&q.id];
+        assert_eq!(pool.len(), 8, "{}", q.id);
+        assert!(pool.iter().all(|d| d.starts_with(&format!("{}-t", q.id))));
+        let mut grades: Vec<f64> = pool.iter().map(|d| og[&q.id][d]).collect();
+        grades.sort_by(f64::total_cmp);
+        assert_eq!(grades, [0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 2.0], "{}", q.id);
+    }
+}
+
 #[test]
 fn published_sets_evaluate_as_their_conversion_to_the_project_layout() {
     let dir = tmp("published");

@@ -536,6 +536,7 @@ mod tests {
             "engine/demo",
             "evalsets/instructions-heldout",
             "datasets/long-topics/dev",
+            "evalsets/case-matching",
         ] {
             assert!(
                 sets.iter().any(|(_, d)| d.ends_with(dir)),
