@@ -197,6 +197,13 @@ pub fn check_unique<'a>(ids: impl Iterator<Item = &'a str>, text: &str, path: &P
     Ok(())
 }
 
+/// Parses queries (queries.jsonl lines); ids must be unique.
+pub fn parse_queries(text: &str, path: &Path) -> Result<Vec<Query>> {
+    let queries: Vec<Query> = parse_jsonl(text, path)?;
+    check_unique(queries.iter().map(|q| q.id.as_str()), text, path)?;
+    Ok(queries)
+}
+
 /// Parses qrels: BEIR TSV (`query-id<TAB>corpus-id<TAB>score` header) or TREC (`qid 0 docid rel`).
 pub fn parse_qrels(text: &str, path: &Path) -> Result<Qrels> {
     let mut qrels = Qrels::new();
@@ -438,13 +445,7 @@ impl EvalSet {
         candidates: Option<&str>,
     ) -> Result<Self> {
         let corpus = parse_corpus(corpus, &root.join("corpus.jsonl"))?;
-        let queries_path = root.join("queries.jsonl");
-        let queries_list: Vec<Query> = parse_jsonl(queries, &queries_path)?;
-        check_unique(
-            queries_list.iter().map(|q| q.id.as_str()),
-            queries,
-            &queries_path,
-        )?;
+        let queries_list = parse_queries(queries, &root.join("queries.jsonl"))?;
         let known = KnownIds {
             queries: queries_list.iter().map(|q| q.id.as_str()).collect(),
             passages: corpus.iter().map(|p| p.id.as_str()).collect(),

@@ -265,8 +265,7 @@ fn nearest_passages(
 /// The queries of a queries.jsonl file (formats.md §1): ids unique, every text non-empty.
 fn read_written_queries(file: &Path) -> anyhow::Result<Vec<engine::Query>> {
     let text = engine::data::read_text(file)?;
-    let queries: Vec<engine::Query> = engine::data::parse_jsonl(&text, file)?;
-    engine::data::check_unique(queries.iter().map(|q| q.id.as_str()), &text, file)?;
+    let queries = engine::data::parse_queries(&text, file)?;
     let lines = engine::data::record_lines(&text).map(|(number, _)| number);
     if let Some((line, q)) = lines.zip(&queries).find(|(_, q)| q.text.trim().is_empty()) {
         return Err(EngineError::data(file, line, format!("query '{}' has no text", q.id)).into());
