@@ -20,23 +20,39 @@ import random
 import sys
 
 
+def fields(path, expected, split, skip_header=False):
+    """The non-blank lines of `path` split into `expected` fields, or exit naming PATH:LINE."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if (skip_header and number == 1) or not line.strip():
+                    continue
+                parts = split(line.rstrip("\n"))
+                if len(parts) != expected:
+                    sys.exit(f"{path}:{number}: expected {expected} fields, found {len(parts)}")
+                yield number, parts
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit(f"{path}: {e}")
+
+
+def number_at(path, line, text):
+    try:
+        return float(text)
+    except ValueError:
+        sys.exit(f"{path}:{line}: '{text}' is not a number")
+
+
 def read_qrels(path):
     grades = collections.defaultdict(dict)
-    with open(path, encoding="utf-8") as f:
-        next(f)
-        for line in f:
-            if line.strip():
-                q, d, level = line.rstrip("\n").split("\t")
-                grades[q][d] = float(level)
+    for line, (q, d, level) in fields(path, 3, lambda l: l.split("\t"), skip_header=True):
+        grades[q][d] = number_at(path, line, level)
     return grades
 
 
 def read_run(path):
     scored = collections.defaultdict(list)
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            q, _, d, _, score, _ = line.split()
-            scored[q].append((-float(score), d))
+    for line, (q, _, d, _, score, _) in fields(path, 6, str.split):
+        scored[q].append((-number_at(path, line, score), d))
     return {q: [d for _, d in sorted(docs)] for q, docs in scored.items()}
 
 
