@@ -59,7 +59,16 @@ def main():
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            topic = json.loads(line)
+            try:
+                topic = json.loads(line)
+            except json.JSONDecodeError as e:
+                print(f"topics.jsonl:{number}: not JSON ({e.msg}, column {e.colno})")
+                bad = True
+                continue
+            if not isinstance(topic, dict):
+                print(f"topics.jsonl:{number}: not a JSON object")
+                bad = True
+                continue
             found = problems(topic)
             if topic.get("topic_id") in seen:
                 found.append("duplicate topic_id")
