@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod eval;
 mod llm_server;
+mod recipes;
 #[cfg(feature = "lancedb")]
 mod store;
 mod synth;
