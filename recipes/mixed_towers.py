@@ -23,25 +23,39 @@ import os
 import sys
 
 
-def read_embeddings(path):
-    """id -> unit vector, or exit naming PATH:LINE."""
-    vectors = {}
+def lines_of(path, skip_header=False):
+    """(number, line) of the non-blank lines of `path`, or exit naming PATH."""
     try:
         with open(path, encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    key, vector = str(row["_id"]), [float(x) for x in row["embedding"]]
-                except (ValueError, KeyError, TypeError) as e:
-                    sys.exit(f"{path}:{number}: not an embedding line ({e})")
-                norm = math.sqrt(sum(x * x for x in vector))
-                if norm == 0.0:
-                    sys.exit(f"{path}:{number}: zero embedding for '{key}'")
-                vectors[key] = [x / norm for x in vector]
+                if line.strip() and not (skip_header and number == 1):
+                    yield number, line.rstrip("\n")
     except (OSError, UnicodeDecodeError) as e:
         sys.exit(f"{path}: {e}")
+
+
+def json_rows(path, fields, what):
+    """(number, row, values of `fields`) of a JSON Lines file, or exit naming PATH:LINE."""
+    for number, line in lines_of(path):
+        try:
+            row = json.loads(line)
+            yield number, row, [row[name] for name in fields]
+        except (ValueError, KeyError, TypeError) as e:
+            sys.exit(f"{path}:{number}: not {what} line ({e})")
+
+
+def read_embeddings(path):
+    """id -> unit vector, or exit naming PATH:LINE."""
+    vectors = {}
+    for number, _, (key, values) in json_rows(path, ("_id", "embedding"), "an embedding"):
+        try:
+            vector = [float(x) for x in values]
+        except (ValueError, TypeError) as e:
+            sys.exit(f"{path}:{number}: not an embedding line ({e})")
+        norm = math.sqrt(sum(x * x for x in vector))
+        if norm == 0.0:
+            sys.exit(f"{path}:{number}: zero embedding for '{key}'")
+        vectors[str(key)] = [x / norm for x in vector]
     if not vectors:
         sys.exit(f"{path}: no embeddings")
     return vectors
@@ -50,37 +64,20 @@ def read_embeddings(path):
 def read_candidates(path):
     """query id -> candidate ids, in file order, or exit naming PATH:LINE."""
     candidates = collections.defaultdict(list)
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                if number == 1 or not line.strip():
-                    continue
-                parts = line.rstrip("\n").split("\t")
-                if len(parts) < 2:
-                    sys.exit(f"{path}:{number}: expected query-id<TAB>corpus-id")
-                candidates[parts[0]].append(parts[1])
-    except (OSError, UnicodeDecodeError) as e:
-        sys.exit(f"{path}: {e}")
+    for number, line in lines_of(path, skip_header=True):
+        parts = line.split("\t")
+        if len(parts) < 2:
+            sys.exit(f"{path}:{number}: expected query-id<TAB>corpus-id")
+        candidates[parts[0]].append(parts[1])
     return candidates
 
 
 def read_texts(path, join_title):
     """(id, text) of a set's JSONL file, or exit naming PATH:LINE."""
     rows = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    key, text = str(row["_id"]), str(row["text"])
-                except (ValueError, KeyError, TypeError) as e:
-                    sys.exit(f"{path}:{number}: not a text line ({e})")
-                title = str(row.get("title") or "").strip() if join_title else ""
-                rows.append((key, f"{title} {text}" if title else text))
-    except (OSError, UnicodeDecodeError) as e:
-        sys.exit(f"{path}: {e}")
+    for _, row, (key, text) in json_rows(path, ("_id", "text"), "a text"):
+        title = str(row.get("title") or "").strip() if join_title else ""
+        rows.append((str(key), f"{title} {text}" if title else str(text)))
     return rows
 
 
