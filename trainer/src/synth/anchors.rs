@@ -28,7 +28,7 @@ use engine::rng::SplitMix64;
 use engine::EngineError;
 use engine::{EvalSet, Mode};
 
-use super::source::{base_ranking, excluded_queries, key, neighbours, write_jsonl};
+use super::source::{excluded_queries, key, neighbours, write_jsonl, BaseModel};
 use crate::args::ModelArgs;
 
 /// `trainer synth anchors`.
@@ -89,21 +89,24 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
     );
     let excluded = excluded_queries(&args.exclude)?;
     let mut rng = SplitMix64::new(args.seed);
+    let mut base = BaseModel::load(&args.model)?;
     let mut records = Vec::new();
     let mut sets = Vec::new();
     for dir in &args.set {
         let set = EvalSet::load(dir)?;
         records.extend(match (args.passages_as_queries, &args.instructions) {
-            (Some(count), _) => passage_anchors(&args, &set, count as usize, &mut rng)?,
+            (Some(count), _) => passage_anchors(&args, &mut base, &set, count as usize, &mut rng)?,
             (None, Some(instructions)) => {
-                instruction_anchors(&args, &set, instructions, &excluded, &mut rng)?
+                instruction_anchors(&args, &mut base, &set, instructions, &excluded, &mut rng)?
             }
             (None, None) => Vec::new(),
         });
         sets.push(set);
     }
     if let Some(file) = &args.queries {
-        records.extend(written_query_anchors(&args, &sets, file, &excluded)?);
+        records.extend(written_query_anchors(
+            &args, &mut base, &sets, file, &excluded,
+        )?);
     }
     anyhow::ensure!(!records.is_empty(), "no anchor could be made");
     rng.shuffle(&mut records);
@@ -120,6 +123,7 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
 /// Anchors of `set`'s queries under the instructions written for them.
 fn instruction_anchors(
     args: &AnchorsArgs,
+    base: &mut BaseModel,
     set: &EvalSet,
     instructions: &std::path::Path,
     excluded: &HashSet<String>,
@@ -138,7 +142,7 @@ fn instruction_anchors(
         instructions.display(),
         set.root.display()
     );
-    let found = neighbours(&args.model, set, &og, args.candidates - 1, 2.0)?;
+    let found = neighbours(base, set, &og, args.candidates - 1, 2.0)?;
     let texts = passage_texts(set);
     let mut records = Vec::new();
     for n in &found {
@@ -166,6 +170,7 @@ fn instruction_anchors(
 /// Anchors of `count` passages of `set` (seeded choice) as queries with no instruction.
 fn passage_anchors(
     args: &AnchorsArgs,
+    base: &mut BaseModel,
     set: &EvalSet,
     count: usize,
     rng: &mut SplitMix64,
@@ -195,7 +200,7 @@ fn passage_anchors(
         qrels: BTreeMap::from([(Mode::Og, itself.clone())]),
         candidates: None,
     };
-    let found = neighbours(&args.model, &derived, &itself, args.candidates, 2.0)?;
+    let found = neighbours(base, &derived, &itself, args.candidates, 2.0)?;
     let texts = passage_texts(set);
     Ok(found
         .iter()
@@ -215,6 +220,7 @@ fn passage_anchors(
 /// passages of `sets` joined.
 fn written_query_anchors(
     args: &AnchorsArgs,
+    base: &mut BaseModel,
     sets: &[EvalSet],
     file: &Path,
     excluded: &HashSet<String>,
@@ -222,7 +228,7 @@ fn written_query_anchors(
     let mut queries = read_written_queries(file)?;
     queries.retain(|q| !excluded.contains(&q.id) && !excluded.contains(&key(&q.text)));
     let joined = joined_corpus(sets, queries);
-    let found = nearest_passages(&args.model, &joined, args.candidates)?;
+    let found = nearest_passages(base, sets, &joined, args.candidates)?;
     let texts = passage_texts(&joined);
     let records: Vec<serde_json::Value> = joined
         .queries
@@ -241,15 +247,16 @@ fn written_query_anchors(
     Ok(records)
 }
 
-/// The ids of the `depth` passages of `set` most similar to each of its queries under the
-/// base model, best first (by query index).
+/// The ids of the `depth` passages of `joined` (the corpora of `sets` joined) most similar to
+/// each of its queries under the base model, best first (by query index).
 fn nearest_passages(
-    model: &ModelArgs,
-    set: &EvalSet,
+    base: &mut BaseModel,
+    sets: &[EvalSet],
+    joined: &EvalSet,
     depth: usize,
 ) -> anyhow::Result<Vec<Vec<String>>> {
-    let run = base_ranking(model, set, depth)?.run;
-    Ok(set
+    let run = base.joined_ranking(sets, joined, depth)?.run;
+    Ok(joined
         .queries
         .iter()
         .map(|q| {

@@ -10,7 +10,9 @@ use engine::rng::SplitMix64;
 use synth::attributes::attribute_record;
 
 use super::heldout::{write_heldout_sets, HeldOut, PassageRef};
-use super::source::{load_set, neighbours, report_written, write_jsonl, Neighbours, SourceArgs};
+use super::source::{
+    load_set, neighbours, report_written, write_jsonl, BaseModel, Neighbours, SourceArgs,
+};
 
 /// `trainer synth attributes`.
 #[derive(Args, Debug)]
@@ -35,7 +37,7 @@ pub struct AttributesArgs {
 pub fn run(args: AttributesArgs) -> anyhow::Result<()> {
     let (set, og) = load_set(&args.source.set, args.source.heldout_fraction)?;
     let found = neighbours(
-        &args.source.model,
+        &mut BaseModel::load(&args.source.model)?,
         &set,
         &og,
         args.candidates,

@@ -12,7 +12,9 @@ use engine::EvalSet;
 use synth::renderings::{random_dimension, rendered_records, replay_record, Anchor, Dimension};
 
 use super::heldout::{write_heldout_sets, HeldOut, PassageRef};
-use super::source::{load_set, neighbours, report_written, write_jsonl, Neighbours, SourceArgs};
+use super::source::{
+    load_set, neighbours, report_written, write_jsonl, BaseModel, Neighbours, SourceArgs,
+};
 
 /// `trainer synth renderings`.
 #[derive(Args, Debug)]
@@ -57,7 +59,13 @@ pub fn run(args: RenderingsArgs) -> anyhow::Result<()> {
         "--setting-share must be in [0, 1]"
     );
     let (set, og) = load_set(&args.source.set, args.source.heldout_fraction)?;
-    let found = neighbours(&args.source.model, &set, &og, 3, args.max_score_gap)?;
+    let found = neighbours(
+        &mut BaseModel::load(&args.source.model)?,
+        &set,
+        &og,
+        3,
+        args.max_score_gap,
+    )?;
     let by_query: BTreeMap<usize, &Neighbours> = found.iter().map(|n| (n.query, n)).collect();
     let mut made = Rendered {
         by_id: set.corpus.iter().map(|p| (p.id.as_str(), p)).collect(),

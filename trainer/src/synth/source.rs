@@ -1,7 +1,7 @@
 //! What the syntheses share: the set a synthesis reads (with the base model that finds each
 //! query's on-topic passages), the queries kept out of every training file, and the writer.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -48,7 +48,7 @@ pub struct Neighbours {
 /// Encodes the corpus and the queries with the base model and finds, for every query with a
 /// relevant passage, its on-topic unjudged candidates and its nearest other query.
 pub fn neighbours(
-    model: &ModelArgs,
+    base: &mut BaseModel,
     set: &EvalSet,
     og: &engine::data::Qrels,
     candidates: usize,
@@ -58,7 +58,7 @@ pub fn neighbours(
         passages,
         queries,
         run,
-    } = base_ranking(model, set, candidates + 20)?;
+    } = base.ranking(set, candidates + 20)?;
     let row_of = set.passage_rows();
     let mut out = Vec::new();
     for (q, query) in set.queries.iter().enumerate() {
@@ -101,22 +101,79 @@ pub struct BaseRanking {
     pub run: Run,
 }
 
-/// Encodes `set`'s corpus (with progress) and its bare queries with the base model, and ranks
-/// `depth` passages for each query.
-pub fn base_ranking(model: &ModelArgs, set: &EvalSet, depth: usize) -> anyhow::Result<BaseRanking> {
-    let encoder = model.load()?;
-    let bar = progress::bar(set.corpus.len(), "encoding corpus");
-    let passages = encode_passages(&encoder, set, &mut |d, _| bar.set_position(d as u64))?;
-    bar.finish_and_clear();
-    let texts: Vec<&str> = set.queries.iter().map(|q| q.text.as_str()).collect();
-    let mut queries = encoder.encode(&texts)?;
-    queries.normalize();
-    let run = rank(set, &passages, &queries, depth)?;
-    Ok(BaseRanking {
-        passages,
-        queries,
-        run,
-    })
+/// The base model, loaded once, with the corpus embeddings it has made so far, by set folder:
+/// a synthesis that reads a set twice (its passages as anchors, then written queries over the
+/// sets' corpora joined) encodes each corpus once.
+pub struct BaseModel {
+    encoder: engine::Encoder,
+    corpora: HashMap<PathBuf, Embeddings>,
+}
+
+impl BaseModel {
+    /// Loads the model `model` names.
+    pub fn load(model: &ModelArgs) -> anyhow::Result<Self> {
+        Ok(BaseModel {
+            encoder: model.load()?,
+            corpora: HashMap::new(),
+        })
+    }
+
+    /// Encodes `set`'s bare queries and ranks `depth` of its passages for each (its candidates
+    /// when it has them).
+    pub fn ranking(&mut self, set: &EvalSet, depth: usize) -> anyhow::Result<BaseRanking> {
+        let passages = self.corpus(set)?.clone();
+        self.rank(set, passages, depth)
+    }
+
+    /// [`BaseModel::ranking`] of `joined`, whose corpus is the corpora of `sets` one after
+    /// another (ids renamed, texts and order kept): each corpus encoded once, here or before.
+    pub fn joined_ranking(
+        &mut self,
+        sets: &[EvalSet],
+        joined: &EvalSet,
+        depth: usize,
+    ) -> anyhow::Result<BaseRanking> {
+        let mut passages = Embeddings::new(self.encoder.dim());
+        for set in sets {
+            passages.data.extend_from_slice(&self.corpus(set)?.data);
+        }
+        anyhow::ensure!(
+            passages.len() == joined.corpus.len(),
+            "the joined corpus has {} passages, its sets {}",
+            joined.corpus.len(),
+            passages.len()
+        );
+        self.rank(joined, passages, depth)
+    }
+
+    /// The normalised embeddings of `set`'s corpus (encoded with progress the first time).
+    fn corpus(&mut self, set: &EvalSet) -> anyhow::Result<&Embeddings> {
+        if !self.corpora.contains_key(&set.root) {
+            let bar = progress::bar(set.corpus.len(), "encoding corpus");
+            let passages =
+                encode_passages(&self.encoder, set, &mut |d, _| bar.set_position(d as u64))?;
+            bar.finish_and_clear();
+            self.corpora.insert(set.root.clone(), passages);
+        }
+        Ok(&self.corpora[&set.root])
+    }
+
+    fn rank(
+        &self,
+        set: &EvalSet,
+        passages: Embeddings,
+        depth: usize,
+    ) -> anyhow::Result<BaseRanking> {
+        let texts: Vec<&str> = set.queries.iter().map(|q| q.text.as_str()).collect();
+        let mut queries = self.encoder.encode(&texts)?;
+        queries.normalize();
+        let run = rank(set, &passages, &queries, depth)?;
+        Ok(BaseRanking {
+            passages,
+            queries,
+            run,
+        })
+    }
 }
 
 /// The cosine of two normalised embeddings, in f64.
