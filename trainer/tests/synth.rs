@@ -628,6 +628,50 @@ fn passage_anchors_take_passages_as_queries_with_their_nearest_others_as_candida
     assert!(!both.status.success());
 }
 
+/// With far candidates an anchor keeps its nearest passages and draws the rest from the base
+/// model's ranks after them, down to --far-depth, in rank order.
+#[test]
+fn far_candidates_keep_the_nearest_and_draw_the_rest_from_deeper_ranks() {
+    let (dir, set) = with_small_set("far-anchors");
+    let out = dir.join("anchors.jsonl");
+    let base = ["--set", s(&set), "--passages-as-queries", "10"];
+    let run =
+        |extra: &[&str]| anchors(&[&base, &["--candidates", "4", "--output", s(&out)], extra]);
+    succeeded(&run(&["--far-candidates", "2", "--far-depth", "10"]));
+    let records = read_lines(&out);
+    assert_eq!(records.len(), 10);
+    let texts = corpus_texts(&set);
+    let embeddings = base_embeddings(&dir, &texts);
+    let mut past_the_nearest = 0;
+    for r in &records {
+        let query = r["query"].as_str().unwrap();
+        let q = texts.iter().position(|t| t == query).expect("a passage");
+        let others: Vec<usize> = (0..texts.len()).filter(|&o| o != q).collect();
+        let ranked = nearest_texts(&embeddings[q], &others, &texts, &embeddings, 10);
+        let candidates = anchor_candidates(r);
+        assert_eq!(candidates.len(), 4, "{query}");
+        assert_eq!(
+            candidates[..2],
+            ranked[..2],
+            "the two nearest stay: {query}"
+        );
+        let ranks: Vec<usize> = candidates[2..]
+            .iter()
+            .map(|c| ranked.iter().position(|t| t == c).expect("within rank 10"))
+            .collect();
+        assert!(ranks[0] >= 2 && ranks[0] < ranks[1], "{ranks:?}");
+        past_the_nearest += ranks.iter().filter(|&&r| r >= 4).count();
+    }
+    assert!(
+        past_the_nearest > 0,
+        "no far candidate lies past the nearest 4"
+    );
+    refused(
+        &run(&["--far-candidates", "4"]),
+        &["--far-candidates must be below --candidates"],
+    );
+}
+
 /// Written queries are anchors over the passages of every `--set` joined (two sets whose ids
 /// overlap), alone or added to the passage anchors; a bad file is refused naming its line.
 #[test]

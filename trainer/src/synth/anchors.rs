@@ -54,6 +54,16 @@ pub struct AnchorsArgs {
     /// Passages per anchor: the relevant one and the most similar others.
     #[arg(long, default_value_t = 8)]
     pub candidates: usize,
+    /// Of the --candidates of an anchor with no instruction (--passages-as-queries, --queries),
+    /// how many are drawn (seeded) from the base model's ranks after the nearest ones, down to
+    /// --far-depth, instead of being the nearest: the teacher's order then also holds passages
+    /// that share only part of the query (on a patient's case, trials on a comorbidity), which
+    /// fine-tuning lets climb, not only near-duplicates.
+    #[arg(long, default_value_t = 0)]
+    pub far_candidates: usize,
+    /// The deepest base-model rank a far candidate is drawn from (with --far-candidates).
+    #[arg(long, default_value_t = 40)]
+    pub far_depth: usize,
     /// Anchors per query at most (each with another of its instructions).
     #[arg(long, default_value_t = 2)]
     pub per_query: usize,
@@ -87,6 +97,10 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
         args.candidates >= 2 && args.per_query >= 1,
         "--candidates must be at least 2 and --per-query at least 1"
     );
+    anyhow::ensure!(
+        args.far_candidates < args.candidates && args.far_depth >= args.candidates,
+        "--far-candidates must be below --candidates (the nearest passage stays) and --far-depth at least --candidates"
+    );
     let excluded = excluded_queries(&args.exclude)?;
     let mut rng = SplitMix64::new(args.seed);
     let mut base = BaseModel::load(&args.model)?;
@@ -105,7 +119,7 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
     }
     if let Some(file) = &args.queries {
         records.extend(written_query_anchors(
-            &args, &mut base, &sets, file, &excluded,
+            &args, &mut base, &sets, file, &excluded, &mut rng,
         )?);
     }
     anyhow::ensure!(!records.is_empty(), "no anchor could be made");
@@ -200,19 +214,13 @@ fn passage_anchors(
         qrels: BTreeMap::from([(Mode::Og, itself.clone())]),
         candidates: None,
     };
-    let found = neighbours(base, &derived, &itself, args.candidates, 2.0)?;
+    let found = neighbours(base, &derived, &itself, Spread::of(args).depth(), 2.0)?;
     let texts = passage_texts(set);
     Ok(found
-        .iter()
-        .filter(|n| n.candidates.len() >= 2)
-        .map(|n| {
-            anchor(
-                &derived.queries[n.query].text,
-                "",
-                n.candidates.iter(),
-                &texts,
-            )
-        })
+        .into_iter()
+        .map(|n| (n.query, Spread::of(args).choose(n.candidates, rng)))
+        .filter(|(_, candidates)| candidates.len() >= 2)
+        .map(|(q, candidates)| anchor(&derived.queries[q].text, "", candidates.iter(), &texts))
         .collect())
 }
 
@@ -224,11 +232,16 @@ fn written_query_anchors(
     sets: &[EvalSet],
     file: &Path,
     excluded: &HashSet<String>,
+    rng: &mut SplitMix64,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let mut queries = read_written_queries(file)?;
     queries.retain(|q| !excluded.contains(&q.id) && !excluded.contains(&key(&q.text)));
     let joined = joined_corpus(sets, queries);
-    let found = nearest_passages(base, sets, &joined, args.candidates)?;
+    let spread = Spread::of(args);
+    let found: Vec<Vec<String>> = nearest_passages(base, sets, &joined, spread.depth())?
+        .into_iter()
+        .map(|ranked| spread.choose(ranked, rng))
+        .collect();
     let texts = passage_texts(&joined);
     let records: Vec<serde_json::Value> = joined
         .queries
@@ -245,6 +258,50 @@ fn written_query_anchors(
         sets.len()
     );
     Ok(records)
+}
+
+/// Which of the base model's ranked passages an anchor with no instruction keeps: the
+/// `candidates - far` nearest, and `far` drawn from the ranks after them down to `depth`.
+#[derive(Debug, Clone, Copy)]
+struct Spread {
+    candidates: usize,
+    far: usize,
+    depth: usize,
+}
+
+impl Spread {
+    fn of(args: &AnchorsArgs) -> Self {
+        Spread {
+            candidates: args.candidates,
+            far: args.far_candidates,
+            depth: args.far_depth,
+        }
+    }
+
+    /// How many ranked passages to ask the base model for.
+    fn depth(&self) -> usize {
+        if self.far == 0 {
+            self.candidates
+        } else {
+            self.depth
+        }
+    }
+
+    /// The kept passages of `ranked` (best first), in rank order. Draws nothing when `far` is
+    /// 0, so anchors without far candidates stay as they were for a seed.
+    fn choose(&self, mut ranked: Vec<String>, rng: &mut SplitMix64) -> Vec<String> {
+        ranked.truncate(self.depth());
+        let near = self.candidates - self.far;
+        if self.far == 0 || ranked.len() <= self.candidates {
+            ranked.truncate(self.candidates);
+            return ranked;
+        }
+        let mut later: Vec<usize> = (near..ranked.len()).collect();
+        rng.shuffle(&mut later);
+        let mut kept: Vec<usize> = (0..near).chain(later.into_iter().take(self.far)).collect();
+        kept.sort_unstable();
+        kept.into_iter().map(|i| ranked[i].clone()).collect()
+    }
 }
 
 /// The ids of the `depth` passages of `joined` (the corpora of `sets` joined) most similar to
