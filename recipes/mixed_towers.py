@@ -47,11 +47,15 @@ def json_rows(path, fields, what):
 def read_embeddings(path):
     """id -> unit vector, or exit naming PATH:LINE."""
     vectors = {}
+    width = None
     for number, _, (key, values) in json_rows(path, ("_id", "embedding"), "an embedding"):
         try:
             vector = [float(x) for x in values]
         except (ValueError, TypeError) as e:
             sys.exit(f"{path}:{number}: not an embedding line ({e})")
+        width = width or len(vector)
+        if len(vector) != width:
+            sys.exit(f"{path}:{number}: {len(vector)} values, the lines before {width}")
         norm = math.sqrt(sum(x * x for x in vector))
         if norm == 0.0:
             sys.exit(f"{path}:{number}: zero embedding for '{key}'")
@@ -76,8 +80,8 @@ def read_texts(path, join_title):
     """(id, text) of a set's JSONL file, or exit naming PATH:LINE."""
     rows = []
     for _, row, (key, text) in json_rows(path, ("_id", "text"), "a text"):
-        title = str(row.get("title") or "").strip() if join_title else ""
-        rows.append((str(key), f"{title} {text}" if title else str(text)))
+        title = str(row.get("title") or "") if join_title else ""
+        rows.append((str(key), f"{title} {text}" if title.strip() else str(text)))
     return rows
 
 
@@ -91,6 +95,12 @@ def write_texts(set_dir, out_dir):
 
 def rank(query_file, passage_file, candidate_file):
     queries, passages = read_embeddings(query_file), read_embeddings(passage_file)
+    widths = len(next(iter(queries.values()))), len(next(iter(passages.values())))
+    if widths[0] != widths[1]:
+        sys.exit(
+            f"{query_file} has {widths[0]} values a line, {passage_file} {widths[1]}: "
+            "the two models embed into different spaces"
+        )
     candidates = read_candidates(candidate_file)
     lines = []
     for query, docs in candidates.items():

@@ -168,7 +168,7 @@ fn crossing_a_model_with_itself_ranks_as_the_engine_does() {
     ));
     let engine = std::fs::read_to_string(engine_run(&set, &dir)).unwrap();
     let (mixed, engine) = (ranking(&mixed), ranking(&engine));
-    assert_eq!(mixed.len(), 2);
+    assert_eq!((mixed.len(), engine.len()), (2, 2));
     for ((q, ours), (q2, theirs)) in mixed.iter().zip(&engine) {
         assert_eq!(q, q2);
         let order = |r: &[(String, f64)]| r.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
@@ -181,37 +181,45 @@ fn crossing_a_model_with_itself_ranks_as_the_engine_does() {
         }
     }
     // Titles are joined as the engine joins them: the engine's score for p1 ("Garden ...")
-    // was matched above; a passage missing from the embeddings is named, not skipped.
-    write_file(
+    // was matched above. Bad embeddings are refused, naming the file (and line).
+    let queries_file = dir.join("queries.emb.jsonl");
+    let rank_with = |query_file: &Path, passage_file: &Path| {
+        script(
+            python,
+            "mixed_towers.py",
+            &["rank", s(query_file), s(passage_file), s(&candidates)],
+        )
+    };
+    let one = serde_json::json!({"_id": "p1", "embedding": vec![1.0; 384]}).to_string();
+    let one = write_file(&dir, "one.emb.jsonl", &(one + "\n"));
+    refused(
+        &rank_with(&queries_file, &one),
+        &["one.emb.jsonl", "no embedding for passage 'p2'"],
+    );
+    let narrow = write_file(
         &dir,
-        "one.emb.jsonl",
+        "narrow.emb.jsonl",
         "{\"_id\": \"p1\", \"embedding\": [1.0, 0.0]}\n",
     );
     refused(
-        &script(
-            python,
-            "mixed_towers.py",
-            &[
-                "rank",
-                s(&dir.join("queries.emb.jsonl")),
-                s(&dir.join("one.emb.jsonl")),
-                s(&candidates),
-            ],
-        ),
-        &["one.emb.jsonl", "no embedding for passage 'p2'"],
+        &rank_with(&queries_file, &narrow),
+        &[
+            "queries.emb.jsonl has 384 values a line",
+            "narrow.emb.jsonl 2",
+        ],
     );
-    write_file(&dir, "bad.emb.jsonl", "{\"_id\": \"q1\"}\n");
+    let ragged = write_file(
+        &dir,
+        "ragged.emb.jsonl",
+        "{\"_id\": \"p1\", \"embedding\": [1.0, 0.0]}\n{\"_id\": \"p2\", \"embedding\": [1.0]}\n",
+    );
     refused(
-        &script(
-            python,
-            "mixed_towers.py",
-            &[
-                "rank",
-                s(&dir.join("bad.emb.jsonl")),
-                s(&dir.join("passages.emb.jsonl")),
-                s(&candidates),
-            ],
-        ),
+        &rank_with(&queries_file, &ragged),
+        &["ragged.emb.jsonl:2:", "1 values, the lines before 2"],
+    );
+    let bad = write_file(&dir, "bad.emb.jsonl", "{\"_id\": \"q1\"}\n");
+    refused(
+        &rank_with(&bad, &dir.join("passages.emb.jsonl")),
         &["bad.emb.jsonl:1:", "not an embedding line"],
     );
 }

@@ -666,9 +666,38 @@ fn far_candidates_keep_the_nearest_and_draw_the_rest_from_deeper_ranks() {
         past_the_nearest > 0,
         "no far candidate lies past the nearest 4"
     );
+    // Drawn from a stream of their own: the same passages are anchors, in the same order, as
+    // without far candidates; and the same seed draws the same candidates.
+    let queries = |records: &[Value]| -> Vec<String> {
+        records.iter().map(|r| r["query"].to_string()).collect()
+    };
+    succeeded(&run(&[]));
+    assert_eq!(queries(&read_lines(&out)), queries(&records));
+    succeeded(&run(&["--far-candidates", "2", "--far-depth", "10"]));
+    assert_eq!(read_lines(&out), records);
+    for (bad, says) in [
+        (
+            &["--far-candidates", "4"][..],
+            "--far-candidates must be below --candidates",
+        ),
+        (
+            &["--far-candidates", "2", "--far-depth", "4"][..],
+            "--far-depth above --candidates",
+        ),
+    ] {
+        refused(&run(bad), &[says]);
+    }
+    let instructions = write_file(
+        &dir,
+        "instructions.jsonl",
+        "{\"_id\": \"q1_1\", \"text\": \"x\"}\n",
+    );
     refused(
-        &run(&["--far-candidates", "4"]),
-        &["--far-candidates must be below --candidates"],
+        &anchors(&[
+            &["--set", s(&set), "--instructions", s(&instructions)],
+            &["--far-candidates", "1", "--output", s(&out)],
+        ]),
+        &["--far-candidates applies to anchors with no instruction"],
     );
 }
 
@@ -703,11 +732,13 @@ fn written_query_anchors_rank_the_passages_of_every_set_joined() {
     let passages: Vec<usize> = (0..texts.len()).collect();
     // Each written query's candidates are its 4 nearest passages of both corpora.
     let check_written = |records: &[serde_json::Value]| {
+        let mut written = 0;
         for r in records {
             let query = r["query"].as_str().unwrap();
             let Some(q) = queries.iter().position(|t| *t == query) else {
                 continue;
             };
+            written += 1;
             assert_eq!(r["instruction"], "");
             let nearest = nearest_texts(
                 &embeddings[texts.len() + q],
@@ -718,6 +749,7 @@ fn written_query_anchors_rank_the_passages_of_every_set_joined() {
             );
             assert_eq!(anchor_candidates(r), nearest, "{query}");
         }
+        assert_eq!(written, queries.len(), "one anchor for every written query");
     };
     check_written(&records);
     let from_both_sets = |set: &Path| {
@@ -730,7 +762,7 @@ fn written_query_anchors_rank_the_passages_of_every_set_joined() {
     assert!(from_both_sets(&set), "{records:#?}");
     assert!(from_both_sets(&demo), "{records:#?}");
     // Added to the passage anchors: 2 of each set's passages and the 4 queries, which rank
-    // the corpora the passage anchors encoded (each encoded once) exactly as above.
+    // the corpora (kept from the passage anchors' encoding) exactly as above.
     succeeded(&run(&["--queries", s(&file), "--passages-as-queries", "2"]));
     let combined = read_lines(&out);
     assert_eq!(combined.len(), 2 + 2 + queries.len());

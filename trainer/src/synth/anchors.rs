@@ -97,19 +97,30 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
         args.candidates >= 2 && args.per_query >= 1,
         "--candidates must be at least 2 and --per-query at least 1"
     );
-    anyhow::ensure!(
-        args.far_candidates < args.candidates && args.far_depth >= args.candidates,
-        "--far-candidates must be below --candidates (the nearest passage stays) and --far-depth at least --candidates"
-    );
+    if args.far_candidates > 0 {
+        anyhow::ensure!(
+            args.far_candidates < args.candidates && args.far_depth > args.candidates,
+            "--far-candidates must be below --candidates (the nearest passage stays) and --far-depth above --candidates"
+        );
+        anyhow::ensure!(
+            args.passages_as_queries.is_some() || args.queries.is_some(),
+            "--far-candidates applies to anchors with no instruction: give --passages-as-queries or --queries"
+        );
+    }
     let excluded = excluded_queries(&args.exclude)?;
     let mut rng = SplitMix64::new(args.seed);
+    // Far candidates are drawn from a stream of their own, so the passages chosen as anchors
+    // and the file's order are the same with and without them.
+    let mut spread = Spread::of(&args, SplitMix64::new(args.seed ^ FAR_STREAM));
     let mut base = BaseModel::load(&args.model)?;
     let mut records = Vec::new();
     let mut sets = Vec::new();
     for dir in &args.set {
         let set = EvalSet::load(dir)?;
         records.extend(match (args.passages_as_queries, &args.instructions) {
-            (Some(count), _) => passage_anchors(&args, &mut base, &set, count as usize, &mut rng)?,
+            (Some(count), _) => {
+                passage_anchors(&mut base, &set, count as usize, &mut rng, &mut spread)?
+            }
             (None, Some(instructions)) => {
                 instruction_anchors(&args, &mut base, &set, instructions, &excluded, &mut rng)?
             }
@@ -119,7 +130,11 @@ pub fn run(args: AnchorsArgs) -> anyhow::Result<()> {
     }
     if let Some(file) = &args.queries {
         records.extend(written_query_anchors(
-            &args, &mut base, &sets, file, &excluded, &mut rng,
+            &mut base,
+            &sets,
+            file,
+            &excluded,
+            &mut spread,
         )?);
     }
     anyhow::ensure!(!records.is_empty(), "no anchor could be made");
@@ -183,11 +198,11 @@ fn instruction_anchors(
 
 /// Anchors of `count` passages of `set` (seeded choice) as queries with no instruction.
 fn passage_anchors(
-    args: &AnchorsArgs,
     base: &mut BaseModel,
     set: &EvalSet,
     count: usize,
     rng: &mut SplitMix64,
+    spread: &mut Spread,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let mut chosen: Vec<&engine::Passage> = set.corpus.iter().collect();
     rng.shuffle(&mut chosen);
@@ -214,11 +229,11 @@ fn passage_anchors(
         qrels: BTreeMap::from([(Mode::Og, itself.clone())]),
         candidates: None,
     };
-    let found = neighbours(base, &derived, &itself, Spread::of(args).depth(), 2.0)?;
+    let found = neighbours(base, &derived, &itself, spread.ranks_needed(), 2.0)?;
     let texts = passage_texts(set);
     Ok(found
         .into_iter()
-        .map(|n| (n.query, Spread::of(args).choose(n.candidates, rng)))
+        .map(|n| (n.query, spread.choose(n.candidates)))
         .filter(|(_, candidates)| candidates.len() >= 2)
         .map(|(q, candidates)| anchor(&derived.queries[q].text, "", candidates.iter(), &texts))
         .collect())
@@ -227,20 +242,18 @@ fn passage_anchors(
 /// Anchors of the queries written in `file` (none in `excluded`, by id or text) against the
 /// passages of `sets` joined.
 fn written_query_anchors(
-    args: &AnchorsArgs,
     base: &mut BaseModel,
     sets: &[EvalSet],
     file: &Path,
     excluded: &HashSet<String>,
-    rng: &mut SplitMix64,
+    spread: &mut Spread,
 ) -> anyhow::Result<Vec<serde_json::Value>> {
     let mut queries = read_written_queries(file)?;
     queries.retain(|q| !excluded.contains(&q.id) && !excluded.contains(&key(&q.text)));
     let joined = joined_corpus(sets, queries);
-    let spread = Spread::of(args);
-    let found: Vec<Vec<String>> = nearest_passages(base, sets, &joined, spread.depth())?
+    let found: Vec<Vec<String>> = nearest_passages(base, sets, &joined, spread.ranks_needed())?
         .into_iter()
-        .map(|ranked| spread.choose(ranked, rng))
+        .map(|ranked| spread.choose(ranked))
         .collect();
     let texts = passage_texts(&joined);
     let records: Vec<serde_json::Value> = joined
@@ -260,44 +273,48 @@ fn written_query_anchors(
     Ok(records)
 }
 
+/// The seed of the far candidates' own random stream (xor-ed with `--seed`).
+const FAR_STREAM: u64 = 0xFA2C_A9D1_DA7E_5EED;
+
 /// Which of the base model's ranked passages an anchor with no instruction keeps: the
-/// `candidates - far` nearest, and `far` drawn from the ranks after them down to `depth`.
-#[derive(Debug, Clone, Copy)]
+/// `candidates - far` nearest, and `far` drawn from the ranks after them down to `far_depth`.
 struct Spread {
     candidates: usize,
     far: usize,
-    depth: usize,
+    far_depth: usize,
+    rng: SplitMix64,
 }
 
 impl Spread {
-    fn of(args: &AnchorsArgs) -> Self {
+    fn of(args: &AnchorsArgs, rng: SplitMix64) -> Self {
         Spread {
             candidates: args.candidates,
             far: args.far_candidates,
-            depth: args.far_depth,
+            far_depth: args.far_depth,
+            rng,
         }
     }
 
-    /// How many ranked passages to ask the base model for.
-    fn depth(&self) -> usize {
+    /// How many of the base model's ranked passages to ask for.
+    fn ranks_needed(&self) -> usize {
         if self.far == 0 {
             self.candidates
         } else {
-            self.depth
+            self.far_depth
         }
     }
 
     /// The kept passages of `ranked` (best first), in rank order. Draws nothing when `far` is
     /// 0, so anchors without far candidates stay as they were for a seed.
-    fn choose(&self, mut ranked: Vec<String>, rng: &mut SplitMix64) -> Vec<String> {
-        ranked.truncate(self.depth());
-        let near = self.candidates - self.far;
+    fn choose(&mut self, mut ranked: Vec<String>) -> Vec<String> {
+        ranked.truncate(self.ranks_needed());
         if self.far == 0 || ranked.len() <= self.candidates {
             ranked.truncate(self.candidates);
             return ranked;
         }
+        let near = self.candidates - self.far;
         let mut later: Vec<usize> = (near..ranked.len()).collect();
-        rng.shuffle(&mut later);
+        self.rng.shuffle(&mut later);
         let mut kept: Vec<usize> = (0..near).chain(later.into_iter().take(self.far)).collect();
         kept.sort_unstable();
         kept.into_iter().map(|i| ranked[i].clone()).collect()

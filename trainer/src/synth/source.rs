@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
-use engine::evaluation::{encode_passages, rank};
+use engine::evaluation::{encode_passages, passage_cache_key, rank};
 use engine::metrics::run::Run;
 use engine::{Embeddings, EvalSet, Mode};
 
@@ -45,8 +45,8 @@ pub struct Neighbours {
     pub nearest_query: Option<usize>,
 }
 
-/// Encodes the corpus and the queries with the base model and finds, for every query with a
-/// relevant passage, its on-topic unjudged candidates and its nearest other query.
+/// Ranks the corpus for the queries with the base model (the corpus encoded once per
+/// [`BaseModel`]) and finds, for every query with a relevant passage, its on-topic unjudged candidates and its nearest other query.
 pub fn neighbours(
     base: &mut BaseModel,
     set: &EvalSet,
@@ -101,12 +101,13 @@ pub struct BaseRanking {
     pub run: Run,
 }
 
-/// The base model, loaded once, with the corpus embeddings it has made so far, by set folder:
-/// a synthesis that reads a set twice (its passages as anchors, then written queries over the
-/// sets' corpora joined) encodes each corpus once.
+/// The base model, loaded once, with the corpus embeddings it has made so far, keyed by the
+/// corpus itself (ids and texts, as the evaluation's passage cache keys them): a synthesis
+/// that reads a set twice (its passages as anchors, then written queries over the sets'
+/// corpora joined) encodes each corpus once.
 pub struct BaseModel {
     encoder: engine::Encoder,
-    corpora: HashMap<PathBuf, Embeddings>,
+    corpora: HashMap<String, Embeddings>,
 }
 
 impl BaseModel {
@@ -148,14 +149,15 @@ impl BaseModel {
 
     /// The normalised embeddings of `set`'s corpus (encoded with progress the first time).
     fn corpus(&mut self, set: &EvalSet) -> anyhow::Result<&Embeddings> {
-        if !self.corpora.contains_key(&set.root) {
+        let key = passage_cache_key(&self.encoder.space(), &set.corpus);
+        if !self.corpora.contains_key(&key) {
             let bar = progress::bar(set.corpus.len(), "encoding corpus");
             let passages =
                 encode_passages(&self.encoder, set, &mut |d, _| bar.set_position(d as u64))?;
             bar.finish_and_clear();
-            self.corpora.insert(set.root.clone(), passages);
+            self.corpora.insert(key.clone(), passages);
         }
-        Ok(&self.corpora[&set.root])
+        Ok(&self.corpora[&key])
     }
 
     fn rank(
