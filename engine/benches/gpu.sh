@@ -16,7 +16,10 @@
 #   BINS/fused/trainer     the same with --features vulkan,gpu-autotune,gpu-fusion (optional)
 # Environment: BINS (default: a folder whose plain/ is target/release), PYTHON (with torch on
 #   CUDA and sentence-transformers; default python3), DEVICE (the engine's: vulkan), QUICK=1
-#   (no batch-32 embedding, no batch-16 training).
+#   (no batch-32 embedding, no batch-16 training), SECTIONS (which parts, in which order; see
+#   the end), TUNED_STEPS (training steps of the tuning builds, default 40), TRAIN_TIMEOUT
+#   (seconds a training row may take, default 240; a row cut short is timed over the steps it
+#   logged).
 # Last, gpu_table.py prints every result with its ratio to the anchors (results.jsonl).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -75,14 +78,19 @@ st_embed() { # batch precision
 engine_train() { # build batch [steps] [precision: f32 or mixed-f16] [chunk]
     local steps=${3:-8} precision=${4:-f32} chunk=${5:-32} line
     local run=$scratch/train-$1-$2-$precision-c$chunk
-    timeout 240 "$BINS/$1/trainer" train --loss infonce --warmup-ratio 0 --checkpoint-every 0 \
+    timeout "${TRAIN_TIMEOUT:-240}" "$BINS/$1/trainer" train --loss infonce --warmup-ratio 0 --checkpoint-every 0 \
         --device "$device" --model "$model" --data "$records" --output "$run" --precision "$precision" \
         --batch-size "$2" --max-steps "$steps" --query-max-length 64 --passage-max-length 256 \
         --encode-chunk "$chunk" >"$out/train-$1-$2-$precision-c$chunk.log" 2>&1
+    cp "$run/metrics.jsonl" "$out/metrics-$1-$2-$precision-c$chunk.jsonl" 2>/dev/null
     line=$("$python" - "$run/metrics.jsonl" "$device" "$1" "$precision, $chunk texts a pass" <<'PY'
-import json, sys
+import json, os, sys
+if not os.path.exists(sys.argv[1]):
+    sys.exit(f"{sys.argv[1]}: no steps logged (see the row's log)")
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rows = [r for r in rows if isinstance(r.get("loss"), (int, float))][-8:]
+if len(rows) < 2:
+    sys.exit(f"{sys.argv[1]}: {len(rows)} steps logged, too few to time")
 secs = rows[-1]["elapsed_s"] - rows[0]["elapsed_s"]
 pairs = sum(r["pairs"] for r in rows[1:])
 print(json.dumps({"system": f"trainer train --loss infonce (burn-wgpu, {sys.argv[2]}, {sys.argv[3]} build, {sys.argv[4]})",
@@ -134,40 +142,60 @@ agreement() {
     cat "$out/demo-compare.txt"
 }
 
-# In order of what matters most, so that a run cut short keeps the most: the anchors and each
-# lever alone on the plain build, the agreement, training, the profiles, then the builds with
-# burn's autotuning and fusion.
-st_embed 128 fp32
-st_embed 128 fp16
-st_embed 128 half
-engine_embed plain 128 f32 longest each-batch
-engine_embed plain 128 f32 buckets each-batch
-engine_embed plain 128 f32 longest pipelined
-engine_embed plain 128 f32 buckets pipelined
-engine_embed plain 128 f16 buckets pipelined
-agreement
-st_train 64
-st_train 64 fp16
-engine_train plain 64
-engine_train plain 64 8 f32 128
-engine_train plain 64 8 mixed-f16
-engine_train plain 64 8 mixed-f16 128
-profile
-for v in $variants; do
-    [ $v = plain ] && continue
-    engine_embed $v 128 f32 longest pipelined
-    engine_embed $v 128 f32 buckets pipelined
-    engine_embed $v 128 f32 buckets pipelined fused
-    engine_embed $v 128 f16 buckets pipelined
-    engine_train $v 64 40
-    engine_train $v 64 40 f32 128
-    engine_train $v 64 40 mixed-f16 128
-done
-if [ -z "${QUICK:-}" ]; then
+# The run in sections, in the order SECTIONS names them (default: all, in order of what matters
+# most, so that a run cut short keeps the most). A lease shorter than the whole run names the
+# sections still unmeasured first; results.jsonl and the logs are written as each row ends.
+anchors_embed() { st_embed 128 fp32; st_embed 128 fp16; st_embed 128 half; }
+levers_embed() {
+    engine_embed plain 128 f32 longest each-batch
+    engine_embed plain 128 f32 buckets each-batch
+    engine_embed plain 128 f32 longest pipelined
+    engine_embed plain 128 f32 buckets pipelined
+    engine_embed plain 128 f16 buckets pipelined
+}
+levers_train() {
+    st_train 64
+    st_train 64 fp16
+    engine_train plain 64
+    engine_train plain 64 8 f32 128
+    engine_train plain 64 8 mixed-f16
+    engine_train plain 64 8 mixed-f16 128
+}
+# The builds that tune (and fuse) their kernels: STEPS steps, the rate of the last 8 (the first
+# steps tune every training shape; with CUBECL_AUTOTUNE_LEVEL=minimal they tune fewer candidates).
+tuned_train() {
+    local config v
+    for config in "mixed-f16 128" "f32 128" "f32 32"; do
+        for v in $variants; do
+            [ $v = plain ] && continue
+            engine_train $v 64 "${TUNED_STEPS:-40}" $config
+        done
+    done
+}
+tuned_embed() {
+    for v in $variants; do
+        [ $v = plain ] && continue
+        engine_embed $v 128 f32 longest pipelined
+        engine_embed $v 128 f32 buckets pipelined
+        engine_embed $v 128 f32 buckets pipelined fused
+        engine_embed $v 128 f16 buckets pipelined
+    done
+}
+small_batches() {
+    [ -n "${QUICK:-}" ] && return
     st_embed 32 fp32
     engine_embed plain 32 f32 longest each-batch
     engine_embed plain 32 f32 buckets pipelined
     st_train 16
     engine_train plain 16
-fi
+}
+for section in ${SECTIONS:-anchors_embed levers_embed agreement levers_train profile tuned_embed tuned_train small_batches}; do
+    case $section in
+    anchors_embed | levers_embed | agreement | levers_train | profile | tuned_embed | tuned_train | small_batches)
+        echo "== $section"
+        $section
+        ;;
+    *) echo "gpu.sh: unknown section '$section'" >&2 && exit 2 ;;
+    esac
+done
 "$python" "$here/gpu_table.py" "$results" | tee "$out/table.md"
