@@ -38,7 +38,14 @@ corpus=$root/../shared/data/msmarco-subset/corpus.jsonl
 [ -f "$corpus" ] || { echo "texts: ../shared/data is absent; the demo corpus instead"; corpus=$root/engine/demo/corpus.jsonl; }
 "$python" - "$corpus" "$kit" <<'PY'
 import json, sys
-docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+docs = []
+for number, line in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
+    if not line.strip():
+        continue
+    try:
+        docs.append(json.loads(line))
+    except ValueError as err:
+        sys.exit(f"{sys.argv[1]}:{number}: not a JSON line: {err}")
 docs = [d for d in docs if d.get("text", "").strip()]
 with open(f"{sys.argv[2]}/texts.jsonl", "w") as f:
     for d in docs[:1024]:

@@ -26,7 +26,12 @@ def write(shapes_path, out):
 
     rng = np.random.default_rng(0)
     tensors = {}
-    for name, (shape, dtype) in json.load(open(shapes_path)).items():
+    try:
+        table = json.load(open(shapes_path))
+        entries = [(name, list(map(int, shape)), str(dtype)) for name, (shape, dtype) in table.items()]
+    except (OSError, ValueError, TypeError, AttributeError) as err:
+        sys.exit(f"{shapes_path}: not a shapes file ({{name: [shape, dtype]}}, `random_model.py shapes`): {err}")
+    for name, shape, dtype in entries:
         if dtype.startswith("I"):  # position ids: 0..n
             tensors[name] = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
         elif "LayerNorm" in name or name.endswith("norm.weight"):
