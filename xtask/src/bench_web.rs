@@ -17,6 +17,7 @@ use anyhow::Context;
 use crate::process::{root, run, step, venv_python};
 use crate::web::{
     build_site, build_test_trainer, npm_ci, run_in_browser, site_models, trainer, Builder,
+    WebProfile,
 };
 use crate::{model, setup};
 
@@ -26,7 +27,11 @@ pub fn run_bench() -> anyhow::Result<()> {
     let dir = root().join("tests/bench-web");
     let artifacts = dir.join("artifacts");
     let site = artifacts.join("site");
-    build_site(&site, &site_models(model.clone(), &[])?, Builder::Direct)?;
+    build_site(
+        &site,
+        &site_models(model.clone(), &[])?,
+        Builder::Direct(WebProfile::Shipped),
+    )?;
     build_test_trainer()?;
     setup::apt_install(&["chromium"])?;
     npm_ci(

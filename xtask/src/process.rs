@@ -80,6 +80,32 @@ pub fn cargo_at(program: impl AsRef<std::ffi::OsStr>) -> Command {
     command
 }
 
+/// Makes `cargo` compile the workspace's own crates with clippy's driver, warnings denied
+/// (`RUSTC_WORKSPACE_WRAPPER`, and the arguments `cargo clippy -- -D warnings` hands the
+/// driver): the crates are linted as they are built, dependencies compiled by rustc as usual.
+/// The wrapper is part of cargo's fingerprint, so every build that must share artefacts with
+/// such a build sets it too.
+pub fn lint_as_built(cargo: &mut Command) -> anyhow::Result<()> {
+    cargo.env("RUSTC_WORKSPACE_WRAPPER", clippy_driver()?).env(
+        "CLIPPY_ARGS",
+        "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__",
+    );
+    Ok(())
+}
+
+/// The toolchain's `clippy-driver` (beside its `rustc`).
+fn clippy_driver() -> anyhow::Result<PathBuf> {
+    let sysroot = output_ok(Command::new("rustc").args(["--print", "sysroot"]))
+        .context("cannot run `rustc --print sysroot`")?;
+    let driver = PathBuf::from(sysroot.trim()).join("bin/clippy-driver");
+    anyhow::ensure!(
+        driver.is_file(),
+        "{} is missing: install clippy (`rustup component add clippy`)",
+        driver.display()
+    );
+    Ok(driver)
+}
+
 /// Prints a step heading with the time since xtask started (so CI logs show where time goes).
 pub fn step(name: &str) {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();

@@ -29,29 +29,41 @@ pub fn demo(args: &[String]) -> anyhow::Result<()> {
         .args(args))
 }
 
-/// fmt, then clippy with warnings denied: natively with every backend feature (CUDA
-/// type-checked), and for wasm32 over the page and its workers.
+/// fmt, then the lints the test build does not do (warnings denied): the engine's backend
+/// code under the `vulkan` and `cuda` features (CUDA type-checked only), and, for wasm32, the
+/// page and its workers. The rest of the workspace is linted as the test step builds it
+/// ([`crate::web::cargo_test`]).
 fn lint() -> anyhow::Result<()> {
     step("cargo fmt --check");
     run(cargo().args(["fmt", "--all", "--check"]))?;
-    step("cargo clippy, every backend feature incl. cuda (warnings denied)");
+    step("cargo clippy on the engine with the vulkan and cuda features (warnings denied)");
     // DOCS_RS: burn's CUDA runtime pulls cubecl-llvm, whose build script would download an
     // LLVM bundle from GitHub (outside the package registries); like docs.rs, a type check
-    // does not need it. Linking a CUDA build does (see README).
+    // does not need it. Linking a CUDA build does (see README). The code behind these two
+    // features lives in the engine alone (`backend.rs`, `tests/backends.rs`); the test build
+    // cannot carry them (lavapipe crashes on the `vulkan` build's SPIR-V kernels).
     run(cargo().env("DOCS_RS", "1").args([
         "clippy",
-        "--workspace",
+        "-p",
+        "engine",
         "--all-targets",
         "--features",
-        "engine/vulkan,engine/cuda,trainer/lancedb,app/learn",
+        "vulkan,cuda",
         "--",
         "-D",
         "warnings",
     ]))?;
     // The page's browser-only code (wasm32: the UI, its workers) is invisible to the native
-    // pass above.
+    // passes. With rustup's wasm32 std the browser test's build lints it (`WebProfile::Test`);
+    // Debian's compiler has no clippy driver of its own version to build with, so there it
+    // takes a pass of its own.
+    let wasm = setup::wasm()?;
+    if crate::web::WebProfile::Test.lints(wasm) {
+        println!("wasm32: the page and its workers are linted as the browser test builds them");
+        return Ok(());
+    }
     step("cargo clippy for wasm32: the web app and its workers (warnings denied)");
-    run(setup::wasm()?.cargo().args([
+    run(wasm.cargo().args([
         "clippy",
         "--target",
         "wasm32-unknown-unknown",
@@ -75,23 +87,17 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
     setup::protoc()?;
     let model_dir = model::fetch_default()?;
 
-    // One feature set per build mode keeps burn compiled once per mode: clippy sees every
-    // backend (CUDA included, which proves the `cuda` feature compiles), the tests run the CPU
-    // path everywhere plus wgpu on Vulkan (WGSL kernels) in engine/tests/backends.rs. The
+    // One feature set per build mode keeps burn compiled once per mode: the engine's clippy
+    // pass sees every backend (CUDA included, which proves the `cuda` feature compiles), the
+    // tests run the CPU path everywhere plus wgpu on Vulkan (WGSL kernels) in
+    // engine/tests/backends.rs. The
     // `vulkan` feature's SPIR-V kernels crash Debian 12's lavapipe (Mesa 22.3) inside
     // vkCreateComputePipelines, so on lavapipe only the WGSL path can be run.
+    let venv = prepare_venv();
     lint()?;
-    step("cargo test (CPU everywhere; wgpu on Vulkan/lavapipe vs CPU in engine/tests/backends.rs; LanceDB)");
-    let mut tests = cargo();
-    tests
-        .args([
-            "test",
-            "--workspace",
-            "--no-fail-fast",
-            "--features",
-            crate::web::TEST_FEATURES,
-        ])
-        .env("IFIR_MODEL", &model_dir);
+    step("cargo test, linted by clippy as it builds (CPU everywhere; wgpu on Vulkan/lavapipe vs CPU in engine/tests/backends.rs; LanceDB)");
+    let mut tests = crate::web::cargo_test()?;
+    tests.arg("--no-fail-fast").env("IFIR_MODEL", &model_dir);
     if gpu {
         // lavapipe is installed: a missing adapter is now a failure, not a skip.
         tests.env("IFIR_REQUIRE_GPU", "1");
@@ -100,6 +106,9 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
     }
     run(&mut tests)?;
     crate::web::wasm_kernels(true)?;
+    venv.join()
+        .map_err(|_| anyhow::anyhow!("the venv's installing thread panicked"))?
+        .context("the compatibility checks' venv")?;
     step("sentence-transformers loads a model written by trainer train (venv from PyPI)");
     st_compat()?;
     step("MTEB reads the result files trainer eval writes (venv from PyPI)");
@@ -115,6 +124,28 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64() / 60.0
     );
     Ok(())
+}
+
+/// The Python packages of each compatibility check: (PyPI name, module to import).
+const ST_PACKAGES: &[(&str, &str)] = &[("sentence-transformers", "sentence_transformers")];
+const MTEB_PACKAGES: &[(&str, &str)] = &[
+    ("sentence-transformers", "sentence_transformers"),
+    ("mteb==2.26.24", "mteb"),
+];
+const LANCEDB_PACKAGES: &[(&str, &str)] = &[("lancedb==0.40.0", "lancedb")];
+
+/// Installs every compatibility check's packages into the tools venv on a thread of its own:
+/// mostly downloads (PyTorch alone is gigabytes), which the test step's compiling hides.
+fn prepare_venv() -> std::thread::JoinHandle<anyhow::Result<PathBuf>> {
+    std::thread::spawn(|| {
+        let mut packages = Vec::new();
+        for package in [ST_PACKAGES, MTEB_PACKAGES, LANCEDB_PACKAGES].concat() {
+            if !packages.contains(&package) {
+                packages.push(package);
+            }
+        }
+        venv_python(&packages)
+    })
 }
 
 /// What a compatibility check starts from: `(model, python, trainer, work)`, the default
@@ -138,8 +169,7 @@ fn compat_setup(
 /// written folder and embed the same texts (every cosine >= 0.9999, in
 /// `trainer/tests/st_load.py`).
 pub fn st_compat() -> anyhow::Result<()> {
-    let packages = [("sentence-transformers", "sentence_transformers")];
-    let (model_dir, python, trainer, work) = compat_setup("st-compat", &packages)?;
+    let (model_dir, python, trainer, work) = compat_setup("st-compat", ST_PACKAGES)?;
     std::fs::create_dir_all(&work)?;
     let records = work.join("train.jsonl");
     crate::bench::training_records(&records, 8)?;
@@ -197,11 +227,7 @@ pub fn st_compat() -> anyhow::Result<()> {
 /// (MTEB's Parquet layout) and FollowIR's MTEB form, loaded with `mteb`'s own
 /// `TaskResult.from_disk` (venv from PyPI), whose main scores must be the trainer's.
 pub fn mteb_compat() -> anyhow::Result<()> {
-    let packages = [
-        ("sentence-transformers", "sentence_transformers"),
-        ("mteb==2.26.24", "mteb"),
-    ];
-    let (model_dir, python, trainer, work) = compat_setup("mteb-compat", &packages)?;
+    let (model_dir, python, trainer, work) = compat_setup("mteb-compat", MTEB_PACKAGES)?;
     let mut expected = Vec::new();
     for (set, task, key) in [
         ("mteb-parquet", "SciFact", "ndcg@10"),
@@ -289,8 +315,7 @@ fn check_mteb_reads((path, score, ranking): &MtebExpected, line: &str) -> anyhow
 /// open it (`trainer/tests/lancedb_load.py`): the model fingerprint, every row, the index, and
 /// each probed row's own id first in a dot-product search.
 pub fn lancedb_compat() -> anyhow::Result<()> {
-    let packages = [("lancedb==0.40.0", "lancedb")];
-    let (model_dir, python, trainer, work) = compat_setup("lancedb-compat", &packages)?;
+    let (model_dir, python, trainer, work) = compat_setup("lancedb-compat", LANCEDB_PACKAGES)?;
     std::fs::create_dir_all(&work)?;
     let index = work.join("demo.ifidx");
     let db = work.join("db");

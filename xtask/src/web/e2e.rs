@@ -8,7 +8,7 @@ use std::process::Command;
 use anyhow::Context;
 
 use super::serve::serve;
-use super::site::{build_site, site_models, target_dir_of, Builder};
+use super::site::{build_site, site_models, target_dir_of, Builder, WebProfile};
 use super::tools::npm_ci;
 use crate::process::which;
 use crate::process::{cargo, output_ok, root, run, step};
@@ -28,21 +28,29 @@ pub fn trainer() -> Command {
 /// the page's learn-live worker (its native tests).
 pub const TEST_FEATURES: &str = "engine/wgpu,trainer/lancedb,app/learn";
 
+/// `cargo test --workspace --features TEST_FEATURES`, with clippy's driver as the compiler of
+/// the workspace's own crates (`RUSTC_WORKSPACE_WRAPPER`, warnings denied): the native lint
+/// happens inside the test build instead of in a `cargo clippy` of its own, which type-checked
+/// every dependency a second time (20 of a cold CI run's 90 minutes on a slow 2-core machine).
+/// Dependencies are compiled by rustc as before. Every command that builds the test binaries
+/// starts here, so they share one set of artefacts (the wrapper is part of cargo's
+/// fingerprint).
+pub fn cargo_test() -> anyhow::Result<Command> {
+    let mut cargo = cargo();
+    cargo.args(["test", "--workspace", "--features", TEST_FEATURES]);
+    crate::process::lint_as_built(&mut cargo)?;
+    Ok(cargo)
+}
+
 /// Builds the debug trainer the tests use: `cargo test --no-run` with the test step's
-/// arguments writes `target/debug/trainer` with the test step's features (dev-dependencies
-/// included), so after the test step it compiles nothing; a `cargo build` would resolve
-/// features without dev-dependencies and compile burn once more.
+/// arguments ([`cargo_test`]) writes `target/debug/trainer` with the test step's features
+/// (dev-dependencies included), so after the test step it compiles nothing; a `cargo build`
+/// would resolve features without dev-dependencies and compile burn once more.
 pub fn build_test_trainer() -> anyhow::Result<()> {
     // The test features include the vector store, whose build needs protoc (`cargo xtask
     // e2e` and `bench-web` on a fresh machine come here without the test command's set-up).
     crate::setup::protoc()?;
-    run(cargo().args([
-        "test",
-        "--workspace",
-        "--features",
-        TEST_FEATURES,
-        "--no-run",
-    ]))
+    run(cargo_test()?.arg("--no-run"))
 }
 
 /// `cargo xtask wasm-kernels`: builds the engine's int8 kernels alone for wasm32
@@ -177,7 +185,7 @@ pub fn e2e() -> anyhow::Result<()> {
     // A tiny cut of the model for learn live on SwiftShader (see tiny.rs).
     let tiny_model = crate::tiny::cut(&model, &artifacts.join("tiny"))?;
     let models = site_models(model.clone(), &[tuned_model, tiny_model])?;
-    build_site(&site, &models, Builder::Direct)?;
+    build_site(&site, &models, Builder::Direct(WebProfile::Test))?;
     // The native engine reads the very files the page downloads (int8 weights).
     let served: Vec<PathBuf> = models
         .iter()

@@ -6,6 +6,6 @@ pub mod serve;
 pub mod site;
 pub mod tools;
 
-pub use e2e::{build_test_trainer, e2e, run_in_browser, trainer, wasm_kernels, TEST_FEATURES};
-pub use site::{build_site, demo, dist, site_models, Builder};
+pub use e2e::{build_test_trainer, cargo_test, e2e, run_in_browser, trainer, wasm_kernels};
+pub use site::{build_site, demo, dist, site_models, Builder, WebProfile};
 pub use tools::npm_ci;

@@ -15,9 +15,33 @@ use super::tools::{
 use crate::process::{root, run, step};
 use crate::setup::WasmToolchain;
 
-/// The Cargo profile of the wasm the browser downloads (see `[profile.web]` in Cargo.toml;
-/// index.html names it for trunk).
-const WEB_PROFILE: &str = "web";
+/// The Cargo profile a site's wasm is built with (Cargo.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebProfile {
+    /// `[profile.web]`, the wasm the browser downloads (`dist`, `demo`, the web benchmark;
+    /// index.html names it for trunk): link-time optimisation into one codegen unit.
+    Shipped,
+    /// `[profile.web-test]`, the browser test's: the shipped optimisation levels without LTO's
+    /// single codegen unit (the test checks what the page does, not its size; LTO was the
+    /// larger part of the two wasm builds' 15 minutes on a slow 2-core machine). Its workspace
+    /// crates are compiled by clippy's driver with warnings denied where rustup provides the
+    /// wasm32 std, which lints the page and its workers as they are built.
+    Test,
+}
+
+impl WebProfile {
+    fn name(self) -> &'static str {
+        match self {
+            WebProfile::Shipped => "web",
+            WebProfile::Test => "web-test",
+        }
+    }
+
+    /// Whether the build lints the workspace's crates (see [`WebProfile::Test`]).
+    pub fn lints(self, wasm: WasmToolchain) -> bool {
+        self == WebProfile::Test && wasm == WasmToolchain::Rustup
+    }
+}
 
 /// A model to serve: where it is and its key in the page.
 pub struct SiteModel {
@@ -35,9 +59,10 @@ pub enum Builder {
     /// trunk (the development tool, `trunk serve`), for `cargo xtask demo` and `dist` when the
     /// pinned trunk is installed.
     Trunk,
-    /// cargo and wasm-bindgen directly, the steps trunk takes: the browser tests, and the demo
-    /// when trunk is absent (installing it is about 17 minutes of compiling on 2 cores).
-    Direct,
+    /// cargo and wasm-bindgen directly, the steps trunk takes, with this profile: the browser
+    /// tests, the web benchmark, and the demo when trunk is absent (installing it is about 17
+    /// minutes of compiling on 2 cores).
+    Direct(WebProfile),
 }
 
 impl Builder {
@@ -47,7 +72,15 @@ impl Builder {
             Builder::Trunk
         } else {
             println!("tools: trunk {TRUNK_VERSION} absent: building with cargo and wasm-bindgen (trunk stays optional, for `trunk serve`)");
-            Builder::Direct
+            Builder::Direct(WebProfile::Shipped)
+        }
+    }
+
+    /// The profile of the wasm this builder writes (trunk's: index.html's, the shipped one).
+    fn profile(self) -> WebProfile {
+        match self {
+            Builder::Trunk => WebProfile::Shipped,
+            Builder::Direct(profile) => profile,
         }
     }
 }
@@ -56,7 +89,7 @@ impl Builder {
 /// weights under `models/<key>/` and `models/index.json` listing sizes and sha256.
 pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow::Result<()> {
     let wasm = build_page(out, models, builder)?;
-    build_learn_worker(wasm, out)?;
+    build_learn_worker(wasm, builder.profile(), out)?;
     report_sizes(out)
 }
 
@@ -64,19 +97,24 @@ pub fn build_site(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow:
 fn build_page(out: &Path, models: &[SiteModel], builder: Builder) -> anyhow::Result<WasmToolchain> {
     let wasm = match builder {
         Builder::Trunk => build_with_trunk(out)?,
-        Builder::Direct => build_direct(out)?,
+        Builder::Direct(profile) => build_direct(profile, out)?,
     };
     export_models(out, models)?;
     Ok(wasm)
 }
 
-/// A wasm binary of the app crate built with the `web` profile; returns the file.
-fn cargo_build_wasm(wasm: WasmToolchain, bin: &str, features: &str) -> anyhow::Result<PathBuf> {
+/// A wasm binary of the app crate built with `profile`; returns the file.
+fn cargo_build_wasm(
+    wasm: WasmToolchain,
+    profile: WebProfile,
+    bin: &str,
+    features: &str,
+) -> anyhow::Result<PathBuf> {
     let mut cargo = wasm.cargo();
     cargo.args([
         "build",
         "--profile",
-        WEB_PROFILE,
+        profile.name(),
         "--target",
         "wasm32-unknown-unknown",
         "-p",
@@ -86,9 +124,15 @@ fn cargo_build_wasm(wasm: WasmToolchain, bin: &str, features: &str) -> anyhow::R
         "--features",
         features,
     ]);
+    if profile.lints(wasm) {
+        crate::process::lint_as_built(&mut cargo)?;
+    }
     let target = target_dir_of(&cargo);
     run(&mut cargo)?;
-    Ok(target.join(format!("wasm32-unknown-unknown/{WEB_PROFILE}/{bin}.wasm")))
+    Ok(target.join(format!(
+        "wasm32-unknown-unknown/{}/{bin}.wasm",
+        profile.name()
+    )))
 }
 
 /// Binds `wasm` with wasm-bindgen as an ES module (`<bin>.js`, `<bin>_bg.wasm` in `out`) and
@@ -116,9 +160,9 @@ const LEARN_FEATURES: &str = "learn,webgpu";
 /// with the engine's backward pass, loaded by `learn_loader.js` only when a visitor presses
 /// "Train". Its features differ from the page's (the page's wasm stays free of autodiff), so
 /// it is its own cargo build.
-fn build_learn_worker(wasm: WasmToolchain, out: &Path) -> anyhow::Result<()> {
+fn build_learn_worker(wasm: WasmToolchain, profile: WebProfile, out: &Path) -> anyhow::Result<()> {
     step("building the learn-live worker (wasm, training on WebGPU or the CPU; loaded on demand)");
-    let learn = cargo_build_wasm(wasm, "learn", LEARN_FEATURES)?;
+    let learn = cargo_build_wasm(wasm, profile, "learn", LEARN_FEATURES)?;
     bind_and_shrink(&learn, "learn", out)?;
     // The loader last: a page served meanwhile finds no worker until its files are whole.
     copy_worker_script("learn_loader.js", out)
@@ -132,11 +176,14 @@ fn copy_worker_script(name: &str, out: &Path) -> anyhow::Result<()> {
 }
 
 /// The page with cargo, wasm-bindgen and wasm-opt (trunk's steps, without trunk).
-fn build_direct(out: &Path) -> anyhow::Result<WasmToolchain> {
+fn build_direct(profile: WebProfile, out: &Path) -> anyhow::Result<WasmToolchain> {
     let wasm = wasm_bindgen_tools()?;
     wasm_opt_dir()?;
-    step("building the web app (cargo + wasm-bindgen + wasm-opt, profile `web`)");
-    let app = cargo_build_wasm(wasm, "app", "webgpu")?;
+    step(&format!(
+        "building the web app (cargo + wasm-bindgen + wasm-opt, profile `{}`)",
+        profile.name()
+    ));
+    let app = cargo_build_wasm(wasm, profile, "app", "webgpu")?;
     let _ = std::fs::remove_dir_all(out);
     std::fs::create_dir_all(out)?;
     bind_and_shrink(&app, "app", out)?;
@@ -336,11 +383,12 @@ pub fn demo(extra_models: &[PathBuf], port: u16) -> anyhow::Result<()> {
     let out = root().join("dist");
     // A worker left from an earlier build would not match the new page.
     let _ = std::fs::remove_file(out.join("learn_loader.js"));
-    let wasm = build_page(&out, &served_models(extra_models)?, Builder::for_demo())?;
+    let builder = Builder::for_demo();
+    let wasm = build_page(&out, &served_models(extra_models)?, builder)?;
     let served = out.clone();
     let server = std::thread::spawn(move || serve(&served, listener));
     println!("\nthe demo is ready: open http://127.0.0.1:{port}/ (Ctrl-C stops the server)");
-    build_learn_worker(wasm, &out)?;
+    build_learn_worker(wasm, builder.profile(), &out)?;
     println!("learn live is ready too (the page's \"Train\" button)");
     let _ = server.join();
     Ok(())
