@@ -48,7 +48,8 @@ fn lint() -> anyhow::Result<()> {
         "engine",
         "--all-targets",
         "--features",
-        "vulkan,cuda",
+        // `autodiff`: the engine's tests train (the trainer turns it on in a workspace build).
+        "vulkan,cuda,autodiff",
         "--",
         "-D",
         "warnings",
