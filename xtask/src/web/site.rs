@@ -135,15 +135,21 @@ fn cargo_build_wasm(
     )))
 }
 
-/// Binds `wasm` with wasm-bindgen as an ES module (`<bin>.js`, `<bin>_bg.wasm` in `out`) and
-/// shrinks it with wasm-opt as trunk does (`data-wasm-opt="z"` with index.html's
-/// `data-wasm-opt-params`).
-fn bind_and_shrink(wasm: &Path, bin: &str, out: &Path) -> anyhow::Result<()> {
+/// Binds `wasm` with wasm-bindgen as an ES module (`<bin>.js`, `<bin>_bg.wasm` in `out`) and,
+/// for the shipped profile, shrinks it with wasm-opt as trunk does (`data-wasm-opt="z"` with
+/// index.html's `data-wasm-opt-params`). The test profile skips wasm-opt: npm's binaryen runs
+/// as WebAssembly in Node, and on a slow 2-core machine it spent over 5 minutes on the test
+/// profile's page alone; the page runs the same without it.
+fn bind_and_shrink(wasm: &Path, bin: &str, profile: WebProfile, out: &Path) -> anyhow::Result<()> {
     run(Command::new(cargo_bin().join("wasm-bindgen"))
         .args(["--target", "web", "--no-typescript", "--out-name", bin])
         .arg("--out-dir")
         .arg(out)
         .arg(wasm))?;
+    if profile == WebProfile::Test {
+        println!("wasm-opt: skipped for the `web-test` profile");
+        return Ok(());
+    }
     let bg = out.join(format!("{bin}_bg.wasm"));
     run(Command::new(wasm_opt_dir()?.join("wasm-opt"))
         .arg("-Oz")
@@ -163,7 +169,7 @@ const LEARN_FEATURES: &str = "learn,webgpu";
 fn build_learn_worker(wasm: WasmToolchain, profile: WebProfile, out: &Path) -> anyhow::Result<()> {
     step("building the learn-live worker (wasm, training on WebGPU or the CPU; loaded on demand)");
     let learn = cargo_build_wasm(wasm, profile, "learn", LEARN_FEATURES)?;
-    bind_and_shrink(&learn, "learn", out)?;
+    bind_and_shrink(&learn, "learn", profile, out)?;
     // The loader last: a page served meanwhile finds no worker until its files are whole.
     copy_worker_script("learn_loader.js", out)
 }
@@ -178,15 +184,22 @@ fn copy_worker_script(name: &str, out: &Path) -> anyhow::Result<()> {
 /// The page with cargo, wasm-bindgen and wasm-opt (trunk's steps, without trunk).
 fn build_direct(profile: WebProfile, out: &Path) -> anyhow::Result<WasmToolchain> {
     let wasm = wasm_bindgen_tools()?;
-    wasm_opt_dir()?;
+    if profile == WebProfile::Shipped {
+        wasm_opt_dir()?;
+    }
     step(&format!(
-        "building the web app (cargo + wasm-bindgen + wasm-opt, profile `{}`)",
+        "building the web app (cargo + wasm-bindgen{}, profile `{}`)",
+        if profile == WebProfile::Shipped {
+            " + wasm-opt"
+        } else {
+            ""
+        },
         profile.name()
     ));
     let app = cargo_build_wasm(wasm, profile, "app", "webgpu")?;
     let _ = std::fs::remove_dir_all(out);
     std::fs::create_dir_all(out)?;
-    bind_and_shrink(&app, "app", out)?;
+    bind_and_shrink(&app, "app", profile, out)?;
     copy_worker_script("encode_worker.js", out)?;
     std::fs::copy(root().join("app/style.css"), out.join("style.css"))?;
     let public = out.join("public");
