@@ -91,9 +91,9 @@ pub fn test(gpu: bool) -> anyhow::Result<()> {
     // One feature set per build mode keeps burn compiled once per mode: the engine's clippy
     // pass sees every backend (CUDA included, which proves the `cuda` feature compiles), the
     // tests run the CPU path everywhere plus wgpu on Vulkan (WGSL kernels) in
-    // engine/tests/backends.rs. The
-    // `vulkan` feature's SPIR-V kernels crash Debian 12's lavapipe (Mesa 22.3) inside
-    // vkCreateComputePipelines, so on lavapipe only the WGSL path can be run.
+    // engine/tests/backends.rs. The `vulkan` feature's SPIR-V kernels crash Debian 12's
+    // lavapipe (Mesa 22.3) inside vkCreateComputePipelines, so on lavapipe only the WGSL path
+    // can be run.
     let venv = prepare_venv();
     lint()?;
     step("cargo test, linted by clippy as it builds (CPU everywhere; wgpu on Vulkan/lavapipe vs CPU in engine/tests/backends.rs; LanceDB)");

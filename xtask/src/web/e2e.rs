@@ -26,7 +26,7 @@ pub fn trainer() -> Command {
 
 /// The features of the test build: the wgpu backend (run on lavapipe), the vector store, and
 /// the page's learn-live worker (its native tests).
-pub const TEST_FEATURES: &str = "engine/wgpu,trainer/lancedb,app/learn";
+const TEST_FEATURES: &str = "engine/wgpu,trainer/lancedb,app/learn";
 
 /// `cargo test --workspace --features TEST_FEATURES`, with clippy's driver as the compiler of
 /// the workspace's own crates (`RUSTC_WORKSPACE_WRAPPER`, warnings denied): the native lint

@@ -38,6 +38,12 @@ impl WebProfile {
         }
     }
 
+    /// Whether wasm-opt shrinks the bound wasm (the shipped profile only, see
+    /// [`WebProfile::Test`]).
+    fn shrinks(self) -> bool {
+        self == WebProfile::Shipped
+    }
+
     /// Whether the build lints the workspace's crates (see [`WebProfile::Test`]).
     pub fn lints(self, wasm: WasmToolchain) -> bool {
         self == WebProfile::Test && wasm == WasmToolchain::Rustup
@@ -147,8 +153,8 @@ fn bind_and_shrink(wasm: &Path, bin: &str, profile: WebProfile, out: &Path) -> a
         .arg("--out-dir")
         .arg(out)
         .arg(wasm))?;
-    if profile == WebProfile::Test {
-        println!("wasm-opt: skipped for the `web-test` profile");
+    if !profile.shrinks() {
+        println!("wasm-opt: skipped for the `{}` profile", profile.name());
         return Ok(());
     }
     let bg = out.join(format!("{bin}_bg.wasm"));
@@ -182,19 +188,15 @@ fn copy_worker_script(name: &str, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The page with cargo, wasm-bindgen and wasm-opt (trunk's steps, without trunk).
+/// The page with cargo, wasm-bindgen and (shipped) wasm-opt: trunk's steps, without trunk.
 fn build_direct(profile: WebProfile, out: &Path) -> anyhow::Result<WasmToolchain> {
     let wasm = wasm_bindgen_tools()?;
-    if profile == WebProfile::Shipped {
+    if profile.shrinks() {
         wasm_opt_dir()?;
     }
+    let shrink = if profile.shrinks() { " + wasm-opt" } else { "" };
     step(&format!(
-        "building the web app (cargo + wasm-bindgen{}, profile `{}`)",
-        if profile == WebProfile::Shipped {
-            " + wasm-opt"
-        } else {
-            ""
-        },
+        "building the web app (cargo + wasm-bindgen{shrink}, profile `{}`)",
         profile.name()
     ));
     let app = cargo_build_wasm(wasm, profile, "app", "webgpu")?;
