@@ -22,6 +22,9 @@ use burn::backend::tensor::FloatTensor;
 use burn::backend::{backend_extension, Backend, DType, DispatchDevice, Flex, TensorMetadata};
 use burn::tensor::{Bytes, Device, Tensor};
 
+#[cfg(not(target_arch = "wasm32"))]
+mod matmul;
+
 /// Defines `$name`, which runs `$plain` (an `#[inline(always)]` loop) compiled for the widest
 /// vectors the x86-64 CPU has ([`Lanes`]), and the two copies it picks from (`$avx512`,
 /// `$avx2`; the unit tests run each). The binary itself is built for baseline x86-64, whose
@@ -189,6 +192,60 @@ pub fn gelu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
     ))
 }
 
+/// `lhs · rhs` over the last two dimensions (the leading ones broadcast), as an extension
+/// operation: burn's own on every backend but Flex, where f32 products are written straight
+/// into their output (the `matmul` submodule says why).
+#[backend_extension(Flex, Autodiff: cfg(feature = "autodiff"))]
+pub trait MatmulKernel: Backend {
+    /// The product.
+    fn matmul_into(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::float_matmul(lhs, rhs)
+    }
+}
+
+impl MatmulKernel for Flex {
+    fn matmul_into(lhs: FlexTensor, rhs: FlexTensor) -> FlexTensor {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(product) = matmul::matmul(&lhs, &rhs) {
+            return product;
+        }
+        Flex::float_matmul(lhs, rhs)
+    }
+}
+
+/// `lhs · rhs` (burn's `matmul`): the CPU backend's product without its output's zero-fill and
+/// copy, burn's elsewhere.
+pub fn matmul<const D: usize>(lhs: Tensor<D>, rhs: Tensor<D>) -> Tensor<D> {
+    if !runs_kernels(&lhs.device()) {
+        return lhs.matmul(rhs);
+    }
+    Tensor::from_dispatch(<burn::backend::Dispatch as MatmulKernel>::matmul_into(
+        lhs.into_dispatch(),
+        rhs.into_dispatch(),
+    ))
+}
+
+/// A dense layer, `x W + b` over the last dimension: on the CPU backend the rows of every
+/// leading dimension as one product ([`matmul`]), so its backward pass is one product for the
+/// input's gradient and one for the weight's, as burn's `linear` makes them; burn's `linear`
+/// elsewhere.
+pub fn linear<const D: usize>(x: Tensor<D>, layer: &burn::nn::Linear) -> Tensor<D> {
+    if !runs_kernels(&x.device()) {
+        return layer.forward(x);
+    }
+    let dims = x.dims();
+    let rows = dims[..D - 1].iter().product::<usize>();
+    let weight = layer.weight.val();
+    let outputs = weight.dims()[1];
+    let mut y = matmul(x.reshape([rows, dims[D - 1]]), weight);
+    if let Some(bias) = &layer.bias {
+        y = y + bias.val().unsqueeze_dim(0);
+    }
+    let mut out_dims = dims;
+    out_dims[D - 1] = outputs;
+    y.reshape(out_dims)
+}
+
 /// Whether tensors on `device` take this module's kernels: Flex, and Flex under autodiff when
 /// this crate's `autodiff` feature built the backward pass.
 fn runs_kernels(device: &Device) -> bool {
@@ -252,12 +309,15 @@ mod autodiff {
     use burn::backend::autodiff::checkpoint::base::Checkpointer;
     use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
     use burn::backend::autodiff::grads::Gradients;
-    use burn::backend::autodiff::ops::{unary, Backward, Ops, OpsKind};
+    use burn::backend::autodiff::ops::{binary, unary, Backward, Ops, OpsKind};
     use burn::backend::autodiff::NodeId;
     use burn::backend::tensor::FloatTensor;
     use burn::backend::{Autodiff, Backend};
 
-    use super::{GeluKernel, SoftmaxKernel};
+    use burn::backend::ops::FloatTensorOps;
+    use burn::backend::TensorMetadata;
+
+    use super::{GeluKernel, MatmulKernel, SoftmaxKernel};
 
     /// The backward step of [`GeluKernel::gelu_erf`]: it keeps the input's node.
     #[derive(Debug)]
@@ -297,6 +357,64 @@ mod autodiff {
             unary::<B, _>(ops.parents, ops.node, grads, |grad| {
                 B::softmax_rows_backward(output, grad)
             });
+        }
+    }
+
+    /// The backward step of [`MatmulKernel::matmul_into`] when neither operand is broadcast:
+    /// `grad · rhsᵀ` and `lhsᵀ · grad`, products of the same kernel (burn's `Matmul` step
+    /// without its reduction over broadcast dimensions). It keeps each operand the other's
+    /// gradient needs.
+    #[derive(Debug)]
+    struct MatmulBackward;
+
+    impl<B: Backend + MatmulKernel> Backward<B, 2> for MatmulBackward {
+        type State = (Option<NodeId>, Option<NodeId>);
+
+        fn backward(
+            self,
+            ops: Ops<Self::State, 2>,
+            grads: &mut Gradients,
+            checkpointer: &mut Checkpointer,
+        ) {
+            let (lhs, rhs) = ops.state;
+            let lhs: Option<FloatTensor<B>> = lhs.map(|id| checkpointer.retrieve_node_output(id));
+            let rhs: Option<FloatTensor<B>> = rhs.map(|id| checkpointer.retrieve_node_output(id));
+            binary::<B, _, _>(
+                ops.parents,
+                ops.node,
+                grads,
+                |grad| B::matmul_into(grad, B::float_transpose(rhs.expect("kept for lhs"))),
+                |grad| B::matmul_into(B::float_transpose(lhs.expect("kept for rhs")), grad),
+            );
+        }
+    }
+
+    impl<B: Backend + MatmulKernel, C: CheckpointStrategy> MatmulKernel for Autodiff<B, C> {
+        fn matmul_into(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+            let (ls, rs) = (lhs.shape(), rhs.shape());
+            let (lr, rr) = (ls.num_dims(), rs.num_dims());
+            if lr != rr || ls.as_slice()[..lr - 2] != rs.as_slice()[..rr - 2] {
+                // Broadcast batches: burn's step, which sums the gradient over them.
+                return Self::float_matmul(lhs, rhs);
+            }
+            let (lhs_tracked, rhs_tracked) = (lhs.is_tracked(), rhs.is_tracked());
+            match MatmulBackward
+                .prepare::<C>([lhs.node(), rhs.node()])
+                .compute_bound()
+                .stateful()
+            {
+                OpsKind::Tracked(mut prep) => {
+                    let lhs_state = rhs_tracked.then(|| prep.checkpoint(&lhs));
+                    let rhs_state = lhs_tracked.then(|| prep.checkpoint(&rhs));
+                    prep.finish(
+                        (lhs_state, rhs_state),
+                        B::matmul_into(lhs.into_primitive(), rhs.into_primitive()),
+                    )
+                }
+                OpsKind::UnTracked(prep) => {
+                    prep.finish(B::matmul_into(lhs.into_primitive(), rhs.into_primitive()))
+                }
+            }
         }
     }
 

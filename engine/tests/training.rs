@@ -922,6 +922,133 @@ fn the_softmax_kernel_and_its_gradient_equal_burns() {
     );
 }
 
+/// A tensor of `dims` with spread values, on `device`.
+fn spread_tensor<const D: usize>(dims: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
+    let n: usize = dims.iter().product();
+    Tensor::<D>::from_data(TensorData::new(spread(n, seed), dims), device)
+}
+
+/// The bits of a tensor's values.
+fn bits<const D: usize>(t: Tensor<D>) -> Vec<u32> {
+    let n: usize = t.dims().iter().product();
+    values(t.reshape([n])).iter().map(|v| v.to_bits()).collect()
+}
+
+/// The CPU backend's product written straight into its output is burn-flex's to the bit: on
+/// plain, transposed and strided operands (the attention layers' views), with broadcast
+/// batches, and in each of burn-flex's threading regimes (one thread; large matrices threaded
+/// inside the product; a large batch of small matrices across threads).
+#[test]
+fn the_product_kernel_equals_burns_product_bit_for_bit() {
+    let device = Device::flex();
+    let cases: Vec<(Tensor<4>, Tensor<4>)> = vec![
+        // One thread: 2 x 3 matrices of 5 x 7 by 7 x 4.
+        (
+            spread_tensor([2, 3, 5, 7], 11, &device),
+            spread_tensor([2, 3, 7, 4], 12, &device),
+        ),
+        // Queries by transposed keys, heads split from the hidden size (swap_dims views).
+        (
+            spread_tensor([3, 50, 4, 16], 13, &device).swap_dims(1, 2),
+            spread_tensor([3, 50, 4, 16], 14, &device)
+                .swap_dims(1, 2)
+                .transpose(),
+        ),
+        // A large batch of small matrices (threads across matrices).
+        (
+            spread_tensor([8, 2, 64, 64], 15, &device),
+            spread_tensor([8, 2, 64, 64], 16, &device),
+        ),
+        // Large matrices (threads inside the product), the right operand broadcast.
+        (
+            spread_tensor([2, 1, 200, 210], 17, &device),
+            spread_tensor([1, 1, 210, 220], 18, &device),
+        ),
+        // A narrowed (offset) left operand.
+        (
+            spread_tensor([1, 2, 9, 40], 19, &device).narrow(3, 5, 30),
+            spread_tensor([1, 2, 30, 6], 20, &device),
+        ),
+    ];
+    for (lhs, rhs) in cases {
+        let want = bits(lhs.clone().matmul(rhs.clone()));
+        let got = engine::kernels::matmul(lhs.clone(), rhs.clone());
+        assert_eq!(got.dims(), lhs.clone().matmul(rhs.clone()).dims());
+        assert_eq!(bits(got), want, "{:?} x {:?}", lhs.dims(), rhs.dims());
+    }
+    // Two dimensions, and a dense layer over every row of a batch.
+    let (a, b) = (
+        spread_tensor([33, 70], 21, &device),
+        spread_tensor([70, 45], 22, &device),
+    );
+    assert_eq!(
+        bits(engine::kernels::matmul(a.clone(), b.clone())),
+        bits(a.matmul(b))
+    );
+    let layer = burn::nn::LinearConfig::new(70, 45).init(&device);
+    let x = spread_tensor([4, 9, 70], 23, &device);
+    let got = values(engine::kernels::linear(x.clone(), &layer).flatten::<1>(0, 2));
+    let worst = max_abs_diff(&values(layer.forward(x).flatten::<1>(0, 2)), &got);
+    assert!(
+        worst < 1e-5,
+        "max |dense layer - burn's linear| = {worst:e}"
+    );
+}
+
+/// The product's backward pass (autodiff, as `trainer train` runs it) against burn's: the
+/// gradients of both operands, through transposed views, and through a dense layer's weight
+/// and bias.
+#[cfg(feature = "autodiff")]
+#[test]
+fn the_product_kernel_gradients_equal_burns() {
+    let device = Device::flex().autodiff();
+    type Product = fn(Tensor<4>, Tensor<4>) -> Tensor<4>;
+    let run = |product: Product| {
+        let q = spread_tensor([2, 30, 3, 8], 31, &device).require_grad();
+        let k = spread_tensor([2, 30, 3, 8], 32, &device).require_grad();
+        let weights = spread_tensor([2, 3, 30, 30], 33, &device);
+        let scores = product(
+            q.clone().swap_dims(1, 2),
+            k.clone().swap_dims(1, 2).transpose(),
+        );
+        let grads = (scores * weights).sum().backward();
+        let grad = |t: &Tensor<4>| values(t.grad(&grads).unwrap().flatten::<1>(0, 3));
+        (grad(&q), grad(&k))
+    };
+    let (want_q, want_k) = run(|a, b| a.matmul(b));
+    let (got_q, got_k) = run(engine::kernels::matmul);
+    for (want, got) in [(want_q, got_q), (want_k, got_k)] {
+        let worst = max_abs_diff(&want, &got);
+        assert!(worst < 1e-4, "max |kernel grad - burn grad| = {worst:e}");
+        assert!(
+            want.iter().any(|g| g.abs() > 1e-2),
+            "a gradient that says something"
+        );
+    }
+
+    let layer = burn::nn::LinearConfig::new(20, 12).init(&device);
+    let x = spread_tensor([3, 7, 20], 34, &device).require_grad();
+    let weights = spread_tensor([3, 7, 12], 35, &device);
+    let grads_of = |y: Tensor<3>| {
+        let grads = (y * weights.clone()).sum().backward();
+        let bias = layer.bias.as_ref().unwrap();
+        [
+            values(x.grad(&grads).unwrap().flatten::<1>(0, 2)),
+            values(layer.weight.grad(&grads).unwrap().flatten::<1>(0, 1)),
+            values(bias.grad(&grads).unwrap()),
+        ]
+    };
+    let want = grads_of(layer.forward(x.clone()));
+    let got = grads_of(engine::kernels::linear(x.clone(), &layer));
+    for (want, got) in want.iter().zip(&got) {
+        let worst = max_abs_diff(want, got);
+        assert!(
+            worst < 1e-4,
+            "max |dense layer grad - burn grad| = {worst:e}"
+        );
+    }
+}
+
 #[test]
 fn interpolation_mixes_each_weight_and_refuses_bad_shares_and_shapes() {
     use engine::bert::BertModel;

@@ -13,6 +13,7 @@ use safetensors::SafeTensors;
 use crate::config::{Activation, BertConfig};
 use crate::error::{EngineError, Result};
 use crate::int8::QuantizedLinear;
+use crate::kernels::{linear, matmul};
 
 /// Additive bias of a masked entry (padded keys in attention, masked scores in the
 /// objectives, padding in max pooling). Large enough that `exp` underflows to exactly zero in
@@ -258,7 +259,7 @@ impl BertLayer {
         let x = self.attention.forward(x, bias, int8, kernel);
         let h = match int8 {
             Some(q) => dense_int8(x.clone(), &q.intermediate),
-            None => self.intermediate.forward(x.clone()),
+            None => linear(x.clone(), &self.intermediate),
         };
         let h = match activation {
             Activation::Gelu => crate::kernels::gelu(h),
@@ -267,7 +268,7 @@ impl BertLayer {
         };
         let out = match int8 {
             Some(q) => dense_int8(h, &q.output),
-            None => self.output.forward(h),
+            None => linear(h, &self.output),
         };
         self.norm.forward(out + x)
     }
@@ -350,19 +351,17 @@ impl BertAttention {
                 )
             }
             None => (
-                self.query.forward(x.clone()),
-                self.key.forward(x.clone()),
-                self.value.forward(x.clone()),
+                linear(x.clone(), &self.query),
+                linear(x.clone(), &self.key),
+                linear(x.clone(), &self.value),
             ),
         };
         let (q, k, v) = (split(q), split(k), split(v));
         let context = match kernel {
             AttentionKernel::Decomposed => {
-                let scores = q
-                    .matmul(k.transpose())
-                    .mul_scalar(1.0 / (head_dim as f64).sqrt())
-                    + bias;
-                crate::kernels::softmax_last(scores).matmul(v)
+                let scores =
+                    matmul(q, k.transpose()).mul_scalar(1.0 / (head_dim as f64).sqrt()) + bias;
+                matmul(crate::kernels::softmax_last(scores), v)
             }
             AttentionKernel::Fused => {
                 // True where a key is padding, for every head and query position; the
@@ -374,7 +373,7 @@ impl BertAttention {
         let context = context.swap_dims(1, 2).reshape([batch, seq, hidden]);
         let out = match int8 {
             Some(q) => dense_int8(context, &q.attention_output),
-            None => self.output.forward(context),
+            None => linear(context, &self.output),
         };
         self.norm.forward(out + x)
     }
