@@ -70,8 +70,12 @@ def main():
     with open(os.path.join(topics, "corpus.jsonl")) as src, open(
         os.path.join(out, "corpus.jsonl"), "w"
     ) as f:
-        for line in src:
-            if json.loads(line)["_id"] in used:
+        for n, line in enumerate(src, 1):
+            try:
+                corpus_id = json.loads(line)["_id"]
+            except (ValueError, KeyError) as e:
+                sys.exit(f"{topics}/corpus.jsonl:{n}: {e}")
+            if corpus_id in used:
                 f.write(line)
 
 

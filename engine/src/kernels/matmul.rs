@@ -40,9 +40,11 @@ pub fn matmul(lhs: &FlexTensor, rhs: &FlexTensor) -> Option<FlexTensor> {
     // SAFETY: `Plan::run` called `gemm` once for every matrix of the output, each writing all
     // of its M·N elements (`read_dst` false, K > 0), so the first `len` elements are written.
     unsafe { out.set_len(len) };
+    let mut dims = plan.batch_shape;
+    dims.extend([plan.m, plan.n]);
     Some(FlexTensor::new(
         Bytes::from_elems(out),
-        Layout::contiguous(Shape::from(plan.out_dims)),
+        Layout::contiguous(Shape::from(dims)),
         DType::F32,
     ))
 }
@@ -54,7 +56,7 @@ struct Plan {
     n: usize,
     /// Matrices in the output (the broadcast batch's size).
     batch: usize,
-    out_dims: Vec<usize>,
+    /// The broadcast batch dimensions (the output's leading dimensions).
     batch_shape: Vec<usize>,
     lhs: Operand,
     rhs: Operand,
@@ -112,17 +114,13 @@ impl Plan {
             return None;
         }
         let batch_shape = broadcast(&ls.as_slice()[..lr - 2], &rs.as_slice()[..rr - 2])?;
-        let (m, k, n) = (ls[lr - 2], ls[lr - 1], rs[rr - 1]);
-        let mut out_dims = batch_shape.clone();
-        out_dims.extend([m, n]);
         Some(Plan {
-            m,
-            k,
-            n,
+            m: ls[lr - 2],
+            k: ls[lr - 1],
+            n: rs[rr - 1],
             batch: batch_shape.iter().product(),
             lhs: Operand::new(lhs.layout(), batch_shape.len()),
             rhs: Operand::new(rhs.layout(), batch_shape.len()),
-            out_dims,
             batch_shape,
         })
     }
