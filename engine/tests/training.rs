@@ -922,6 +922,113 @@ fn the_softmax_kernel_and_its_gradient_equal_burns() {
     );
 }
 
+/// The attention weights in one pass (scale, mask bias, softmax) are the separate operations'
+/// values to the bit, forward and backward (against the softmax kernel after burn's scale and
+/// addition, the route the attention layers took before), with padded keys masked per text
+/// and a bias broadcast over heads and queries.
+#[cfg(feature = "autodiff")]
+#[test]
+fn the_attention_weights_kernel_equals_the_separate_operations_bit_for_bit() {
+    let (texts, heads, length) = (3, 4, 21);
+    let scale = 1.0 / (8.0f64).sqrt();
+    for device in [Device::flex(), Device::flex().autodiff()] {
+        // Text t's last 2t keys are padding.
+        let mask: Vec<f32> = (0..texts * length)
+            .map(|i| f32::from(i % length < length - 2 * (i / length)))
+            .collect();
+        let mask = Tensor::<2>::from_data(TensorData::new(mask, [texts, length]), &device);
+        let bias = engine::bert::mask_bias(mask).reshape([texts, 1, 1, length]);
+        let weights = spread_tensor([texts, heads, length, length], 41, &device);
+        let run = |fused: bool| {
+            let mut q = spread_tensor([texts, length, heads, 8], 42, &device);
+            if device.is_autodiff() {
+                q = q.require_grad();
+            }
+            let k = spread_tensor([texts, length, heads, 8], 43, &device);
+            let scores = q
+                .clone()
+                .swap_dims(1, 2)
+                .matmul(k.clone().swap_dims(1, 2).transpose());
+            let y = if fused {
+                engine::kernels::attention_weights(scores, scale, bias.clone())
+            } else {
+                engine::kernels::softmax_last(scores.mul_scalar(scale) + bias.clone())
+            };
+            let grad = device.is_autodiff().then(|| {
+                let grads = (y.clone() * weights.clone()).sum().backward();
+                bits(q.grad(&grads).unwrap())
+            });
+            (bits(y), grad)
+        };
+        let (want, got) = (run(false), run(true));
+        assert!(want.0 == got.0, "values differ on {device:?}");
+        assert!(want.1 == got.1, "gradients differ on {device:?}");
+    }
+}
+
+/// The layer norm with its one-sweep backward pass: forward values burn's `LayerNorm` to the
+/// bit (the same fused operation), gradients of the input, gamma and beta within rounding of
+/// burn's autodiff through the separate operations, on a transposed input.
+#[cfg(feature = "autodiff")]
+#[test]
+fn the_layer_norm_kernel_and_its_gradients_equal_burns() {
+    let width = 40;
+    let plain = Device::flex();
+    let norm_on = |device: &Device| {
+        let mut norm = burn::nn::LayerNormConfig::new(width)
+            .with_epsilon(1e-12)
+            .init(device);
+        norm.gamma = burn::module::Param::from_tensor(spread_tensor([width], 51, device));
+        norm.beta = Some(burn::module::Param::from_tensor(spread_tensor(
+            [width],
+            52,
+            device,
+        )));
+        norm
+    };
+    let x = spread_tensor([2, width, 30], 53, &plain).swap_dims(1, 2);
+    let norm = norm_on(&plain);
+    assert_eq!(
+        bits(engine::kernels::layer_norm(x.clone(), &norm, 1e-12)),
+        bits(norm.forward(x)),
+        "forward values"
+    );
+
+    let device = Device::flex().autodiff();
+    let weights = spread_tensor([2, 30, width], 54, &device);
+    let run = |kernel: bool| {
+        let norm = norm_on(&device);
+        let x = spread_tensor([2, width, 30], 53, &device).require_grad();
+        let input = x.clone().swap_dims(1, 2);
+        let y = if kernel {
+            engine::kernels::layer_norm(input, &norm, 1e-12)
+        } else {
+            norm.forward(input)
+        };
+        let grads = (y.clone() * weights.clone()).sum().backward();
+        let beta = norm.beta.as_ref().unwrap();
+        [
+            values(y.flatten::<1>(0, 2)),
+            values(x.grad(&grads).unwrap().flatten::<1>(0, 2)),
+            values(norm.gamma.grad(&grads).unwrap()),
+            values(beta.grad(&grads).unwrap()),
+        ]
+    };
+    let (want, got) = (run(false), run(true));
+    for (what, (want, got)) in ["output", "dx", "dgamma", "dbeta"]
+        .iter()
+        .zip(want.iter().zip(&got))
+    {
+        let scale = want.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+        let worst = max_abs_diff(want, got);
+        assert!(
+            worst < 2e-5 * scale,
+            "{what}: max |kernel - burn| = {worst:e}"
+        );
+        assert!(want.iter().any(|g| g.abs() > 1e-2), "{what} says something");
+    }
+}
+
 /// A tensor of `dims` with spread values, on `device`.
 fn spread_tensor<const D: usize>(dims: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
     let n: usize = dims.iter().product();

@@ -13,7 +13,7 @@ use safetensors::SafeTensors;
 use crate::config::{Activation, BertConfig};
 use crate::error::{EngineError, Result};
 use crate::int8::QuantizedLinear;
-use crate::kernels::{linear, matmul};
+use crate::kernels::{attention_weights, layer_norm, linear, matmul};
 
 /// Additive bias of a masked entry (padded keys in attention, masked scores in the
 /// objectives, padding in max pooling). Large enough that `exp` underflows to exactly zero in
@@ -207,7 +207,7 @@ impl BertModel {
         let bias = mask_bias(mask).cast(x.dtype()).reshape([batch, 1, 1, seq]);
         Forward {
             model: self,
-            x: Some(e.norm.forward(x)),
+            x: Some(layer_norm(x, &e.norm, self.config.layer_norm_eps)),
             bias,
             next: 0,
         }
@@ -230,9 +230,13 @@ impl Forward<'_> {
         let Some(layer) = self.model.layers.get(self.next) else {
             return false;
         };
-        let (act, attention) = (self.model.config.hidden_act, self.model.attention);
+        let settings = LayerSettings {
+            activation: self.model.config.hidden_act,
+            attention: self.model.attention,
+            epsilon: self.model.config.layer_norm_eps,
+        };
         if let Some(x) = self.x.take() {
-            self.x = Some(layer.forward(x, self.bias.clone(), act, attention));
+            self.x = Some(layer.forward(x, self.bias.clone(), settings));
         }
         self.next += 1;
         true
@@ -247,21 +251,24 @@ impl Forward<'_> {
     }
 }
 
+/// What a layer's forward pass takes from the model's configuration.
+#[derive(Debug, Clone, Copy)]
+struct LayerSettings {
+    activation: Activation,
+    attention: AttentionKernel,
+    /// The layer norms' epsilon (the one they were built with).
+    epsilon: f64,
+}
+
 impl BertLayer {
-    fn forward(
-        &self,
-        x: Tensor<3>,
-        bias: Tensor<4>,
-        activation: Activation,
-        kernel: AttentionKernel,
-    ) -> Tensor<3> {
+    fn forward(&self, x: Tensor<3>, bias: Tensor<4>, settings: LayerSettings) -> Tensor<3> {
         let int8 = self.int8.as_deref();
-        let x = self.attention.forward(x, bias, int8, kernel);
+        let x = self.attention.forward(x, bias, int8, settings);
         let h = match int8 {
             Some(q) => dense_int8(x.clone(), &q.intermediate),
             None => linear(x.clone(), &self.intermediate),
         };
-        let h = match activation {
+        let h = match settings.activation {
             Activation::Gelu => crate::kernels::gelu(h),
             Activation::GeluTanh => gelu_approximate(h),
             Activation::Relu => relu(h),
@@ -270,7 +277,7 @@ impl BertLayer {
             Some(q) => dense_int8(h, &q.output),
             None => linear(h, &self.output),
         };
-        self.norm.forward(out + x)
+        layer_norm(out + x, &self.norm, settings.epsilon)
     }
 
     /// The int8 form of this layer's dense matrices (query, key and value stacked).
@@ -333,7 +340,7 @@ impl BertAttention {
         x: Tensor<3>,
         bias: Tensor<4>,
         int8: Option<&LayerInt8>,
-        kernel: AttentionKernel,
+        settings: LayerSettings,
     ) -> Tensor<3> {
         let [batch, seq, hidden] = x.dims();
         let head_dim = hidden / self.heads;
@@ -357,11 +364,10 @@ impl BertAttention {
             ),
         };
         let (q, k, v) = (split(q), split(k), split(v));
-        let context = match kernel {
+        let context = match settings.attention {
             AttentionKernel::Decomposed => {
-                let scores =
-                    matmul(q, k.transpose()).mul_scalar(1.0 / (head_dim as f64).sqrt()) + bias;
-                matmul(crate::kernels::softmax_last(scores), v)
+                let scale = 1.0 / (head_dim as f64).sqrt();
+                matmul(attention_weights(matmul(q, k.transpose()), scale, bias), v)
             }
             AttentionKernel::Fused => {
                 // True where a key is padding, for every head and query position; the
@@ -375,7 +381,7 @@ impl BertAttention {
             Some(q) => dense_int8(context, &q.attention_output),
             None => linear(context, &self.output),
         };
-        self.norm.forward(out + x)
+        layer_norm(out + x, &self.norm, settings.epsilon)
     }
 }
 
