@@ -42,41 +42,63 @@ def read_og(topics):
     return judged
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__.split("\n\n")[1])
-    topics, queries, out = sys.argv[1:]
-    judged = read_og(topics)
-    os.makedirs(os.path.join(out, "qrels"), exist_ok=True)
-    used = set()
-    with open(queries) as src, open(os.path.join(out, "queries.jsonl"), "w") as qf, open(
-        os.path.join(out, "qrels", "og.tsv"), "w"
-    ) as rf, open(os.path.join(out, "candidates.tsv"), "w") as cf:
-        rf.write("query-id\tcorpus-id\tscore\n")
-        cf.write("query-id\tcorpus-id\n")
+def read_queries(queries, judged, topics):
+    """[(query id, text, topic)] from QUERIES, each topic checked against the judgments."""
+    read = []
+    with open(queries) as src:
         for n, line in enumerate(src, 1):
             try:
                 query = json.loads(line)
                 qid, text, topic = query["_id"], query["text"], query["topic"]
-            except (ValueError, KeyError) as e:
+            except (ValueError, KeyError, TypeError) as e:
                 sys.exit(f"{queries}:{n}: {e}")
             if topic not in judged:
                 sys.exit(f"{queries}:{n}: topic {topic} has no judgments in {topics}")
+            read.append((qid, text, topic))
+    return read
+
+
+def read_corpus(topics, wanted):
+    """The corpus lines of TOPICS whose ids are in `wanted`, in file order; every one present."""
+    path = os.path.join(topics, "corpus.jsonl")
+    lines, found = [], set()
+    with open(path) as src:
+        for n, line in enumerate(src, 1):
+            try:
+                corpus_id = json.loads(line)["_id"]
+            except (ValueError, KeyError, TypeError) as e:
+                sys.exit(f"{path}:{n}: {e}")
+            if corpus_id in wanted:
+                lines.append(line if line.endswith("\n") else line + "\n")
+                found.add(corpus_id)
+    missing = sorted(wanted - found)
+    if missing:
+        sys.exit(f"{path}: judged passages missing from the corpus: {', '.join(missing[:5])}")
+    return lines
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__.split("\n\n")[1])
+    topics, queries, out = sys.argv[1:]
+    # Everything is read and checked before the first file is written: a bad input leaves no
+    # half-written folder.
+    judged = read_og(topics)
+    read = read_queries(queries, judged, topics)
+    corpus = read_corpus(topics, {cid for _, _, t in read for cid, _ in judged[t]})
+    os.makedirs(os.path.join(out, "qrels"), exist_ok=True)
+    with open(os.path.join(out, "queries.jsonl"), "w") as qf, open(
+        os.path.join(out, "qrels", "og.tsv"), "w"
+    ) as rf, open(os.path.join(out, "candidates.tsv"), "w") as cf:
+        rf.write("query-id\tcorpus-id\tscore\n")
+        cf.write("query-id\tcorpus-id\n")
+        for qid, text, topic in read:
             qf.write(json.dumps({"_id": qid, "text": text}) + "\n")
             for corpus_id, grade in judged[topic]:
                 rf.write(f"{qid}\t{corpus_id}\t{grade}\n")
                 cf.write(f"{qid}\t{corpus_id}\n")
-                used.add(corpus_id)
-    with open(os.path.join(topics, "corpus.jsonl")) as src, open(
-        os.path.join(out, "corpus.jsonl"), "w"
-    ) as f:
-        for n, line in enumerate(src, 1):
-            try:
-                corpus_id = json.loads(line)["_id"]
-            except (ValueError, KeyError) as e:
-                sys.exit(f"{topics}/corpus.jsonl:{n}: {e}")
-            if corpus_id in used:
-                f.write(line)
+    with open(os.path.join(out, "corpus.jsonl"), "w") as f:
+        f.writelines(corpus)
 
 
 if __name__ == "__main__":
