@@ -14,7 +14,7 @@ use crate::config::{ModelConfig, Pooling};
 use crate::error::{EngineError, Result};
 use crate::instruction::{CrossAttentionInteraction, Interaction, QueryTemplate};
 use crate::model_files::{ModelFiles, TOKENIZER_JSON};
-use crate::tokenize::{Padding, TextTokenizer, TokenBatch};
+use crate::tokenize::{Batching, Padding, TextTokenizer, TokenBatch};
 
 /// Default number of texts per forward pass (sentence-transformers' default too).
 pub const DEFAULT_BATCH_SIZE: usize = 32;
@@ -404,7 +404,11 @@ impl Encoder {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Embeddings> {
         let plan = Plan::new(&self.tokenizer, texts, self.batch_size)?
-            .padded(self.padding, self.config.bert.max_position_embeddings);
+            .padded(self.padding, self.config.bert.max_position_embeddings)
+            .cut(
+                Batching::for_device(&self.device),
+                self.config.bert.hidden_size,
+            );
         let mut out = Embeddings::zeros(texts.len(), self.dim());
         let mut done = 0;
         // Batches queued on the device and not yet read back: at most one more than the
@@ -549,6 +553,8 @@ pub(crate) struct Plan {
     tokens: Vec<Vec<u32>>,
     /// Row indices of each batch.
     pub batches: Vec<Vec<usize>>,
+    /// The most texts a batch holds.
+    batch_size: usize,
     padding: Padding,
     /// The model's longest input (its position table).
     limit: usize,
@@ -567,9 +573,26 @@ impl Plan {
         Ok(Plan {
             tokens,
             batches,
+            batch_size: batch_size.max(1),
             padding: Padding::Longest,
             limit: usize::MAX,
         })
+    }
+
+    /// The same texts cut into batches by `batching` (for an encoder `hidden` wide), from their
+    /// padded lengths, longest first as before.
+    pub fn cut(self, batching: Batching, hidden: usize) -> Self {
+        let order: Vec<usize> = self.batches.concat();
+        let lengths: Vec<usize> = order
+            .iter()
+            .map(|&i| self.padding.length(self.tokens[i].len(), self.limit))
+            .collect();
+        let cuts = batching.cuts(&lengths, self.batch_size, hidden);
+        let batches = cuts
+            .windows(2)
+            .map(|w| order[w[0]..w[1]].to_vec())
+            .collect();
+        Plan { batches, ..self }
     }
 
     /// The same plan with its batches padded by `padding`, never past `limit` tokens.

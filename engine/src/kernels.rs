@@ -452,14 +452,16 @@ widest_lanes! {
 #[inline(always)]
 fn softmax_row_plain(row: &mut [f32]) {
     let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-    let mut sum = 0.0f32;
+    // The exponentials, then their sum in lanes: a running sum in the same loop is a chain the
+    // compiler may not reorder, and it kept the whole loop scalar (10% of a training step's
+    // samples on an AVX-512 Xeon, where the vector loop is about 10x faster).
     for v in row.iter_mut() {
         // Masked entries ([`crate::bert::MASKED`]) weigh exactly 0, as with libm's expf.
         let d = *v - max;
-        *v = if d < -87.0 { 0.0 } else { exp(d) };
-        sum += *v;
+        let e = exp(d);
+        *v = if d < -87.0 { 0.0 } else { e };
     }
-    let inv = 1.0 / sum;
+    let inv = 1.0 / sum(row);
     for v in row.iter_mut() {
         *v *= inv;
     }
@@ -979,24 +981,38 @@ widest_lanes! {
         = softmax_row_backward_plain(grad: &mut [f32], y: &[f32])
 }
 
+/// The sum of `values` in 16 running sums, one per lane of the widest vector, added up in a
+/// fixed order at the end, the tail after them (as [`dot`]).
+#[inline(always)]
+fn sum(values: &[f32]) -> f32 {
+    const LANES: usize = 16;
+    let mut sums = [0.0f32; LANES];
+    let (body, tail) = values.as_chunks::<LANES>();
+    for chunk in body {
+        for lane in 0..LANES {
+            sums[lane] += chunk[lane];
+        }
+    }
+    sums.iter().sum::<f32>() + tail.iter().sum::<f32>()
+}
+
 /// `sum(a * b)` in 16 running sums, one per lane of the widest vector, added up in a fixed
-/// order at the end: the compiler vectorises it (a single running sum is a chain it may not
-/// reorder) and every vector width gives the same bits.
+/// order at the end, then the tail's own sum: the compiler vectorises it (a single running sum
+/// is a chain it may not reorder; a tail added into the lanes by index kept the lanes in memory
+/// and the loop scalar) and every vector width gives the same bits.
 #[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     const LANES: usize = 16;
     let mut sums = [0.0f32; LANES];
-    let (a_body, b_body) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let (a_tail, b_tail) = (a_body.remainder(), b_body.remainder());
-    for (a, b) in a_body.zip(b_body) {
+    let (a_body, a_tail) = a.as_chunks::<LANES>();
+    let (b_body, b_tail) = b.as_chunks::<LANES>();
+    for (a, b) in a_body.iter().zip(b_body) {
         for lane in 0..LANES {
             sums[lane] += a[lane] * b[lane];
         }
     }
-    for (lane, (a, b)) in a_tail.iter().zip(b_tail).enumerate() {
-        sums[lane] += a * b;
-    }
-    sums.iter().sum()
+    let tail: f32 = a_tail.iter().zip(b_tail).map(|(a, b)| a * b).sum();
+    sums.iter().sum::<f32>() + tail
 }
 
 /// The widest vectors the x86-64 CPU has, detected once: the kernels' loops are compiled for

@@ -440,7 +440,9 @@ fn bucketed_padding_and_pipelined_readback_leave_embeddings_unchanged() {
     let levers = enc
         .encode_with_progress(&texts, &mut |done, total| reported.push((done, total)))
         .unwrap();
-    assert_eq!(reported, vec![(3, 7), (6, 7), (7, 7)]);
+    // Progress after every batch, each at most the batch size: on the CPU the long text goes
+    // alone (balanced batching), then the six short ones fill two batches.
+    assert_eq!(reported, vec![(1, 7), (4, 7), (7, 7)]);
     for i in 0..texts.len() {
         let c = common::cosine(plain.row(i), levers.row(i));
         assert!(c > 0.999999, "row {i}: cosine {c}");

@@ -109,21 +109,25 @@ fn map_blocks<T: Send>(
         .collect()
 }
 
-/// The sum of `f(i)` over `0..len` in [`LANES`] running sums added in a fixed order: the
-/// compiler vectorises it, and every vector width gives the same bits.
+/// `Σ f(a[i], b[i], c[i])` in [`LANES`] running sums added in a fixed order at the end, then
+/// the tail's own sum: the compiler vectorises it (one running sum is a chain it may not
+/// reorder), and every vector width gives the same bits.
 #[inline(always)]
-fn lane_sum(len: usize, f: impl Fn(usize) -> f32) -> f32 {
+fn lane_sum(a: &[f32], b: &[f32], c: &[f32], f: impl Fn(f32, f32, f32) -> f32) -> f32 {
     let mut sums = [0.0f32; LANES];
-    let body = len / LANES * LANES;
-    for start in (0..body).step_by(LANES) {
-        for (lane, sum) in sums.iter_mut().enumerate() {
-            *sum += f(start + lane);
+    let (a, a_tail) = a.as_chunks::<LANES>();
+    let (b, b_tail) = b.as_chunks::<LANES>();
+    let (c, c_tail) = c.as_chunks::<LANES>();
+    for ((a, b), c) in a.iter().zip(b).zip(c) {
+        for lane in 0..LANES {
+            sums[lane] += f(a[lane], b[lane], c[lane]);
         }
     }
-    for (lane, i) in (body..len).enumerate() {
-        sums[lane] += f(i);
+    let mut tail = 0.0f32;
+    for ((a, b), c) in a_tail.iter().zip(b_tail).zip(c_tail) {
+        tail += f(*a, *b, *c);
     }
-    sums.iter().sum()
+    sums.iter().sum::<f32>() + tail
 }
 
 #[inline(always)]
@@ -135,21 +139,24 @@ fn row_backward_plain(
     dgamma: &mut [f32],
     dbeta: &mut [f32],
 ) {
-    let width = x.len();
-    let (x, gamma) = (&x[..width], &gamma[..width]);
-    let (dgamma, dbeta) = (&mut dgamma[..width], &mut dbeta[..width]);
-    let g = &mut g[..width];
-    let n = width as f32;
-    let mean = lane_sum(width, |i| x[i]) / n;
-    let var = lane_sum(width, |i| (x[i] - mean) * (x[i] - mean)) / n;
+    let n = x.len() as f32;
+    let mean = lane_sum(x, x, x, |x, _, _| x) / n;
+    let var = lane_sum(x, x, x, |x, _, _| (x - mean) * (x - mean)) / n;
     let inv_std = 1.0 / (var + epsilon).sqrt();
-    let mean_scaled = lane_sum(width, |i| g[i] * gamma[i]) / n;
-    let mean_projected = lane_sum(width, |i| g[i] * gamma[i] * ((x[i] - mean) * inv_std)) / n;
-    for i in 0..width {
-        let normed = (x[i] - mean) * inv_std;
-        dgamma[i] += g[i] * normed;
-        dbeta[i] += g[i];
-        g[i] = inv_std * (g[i] * gamma[i] - mean_scaled - normed * mean_projected);
+    let mean_scaled = lane_sum(g, gamma, x, |g, gamma, _| g * gamma) / n;
+    let mean_projected = lane_sum(g, gamma, x, |g, gamma, x| {
+        g * gamma * ((x - mean) * inv_std)
+    }) / n;
+    let rows = g
+        .iter_mut()
+        .zip(x)
+        .zip(gamma)
+        .zip(dgamma.iter_mut().zip(dbeta.iter_mut()));
+    for (((g, &x), &gamma), (dgamma, dbeta)) in rows {
+        let normed = (x - mean) * inv_std;
+        *dgamma += *g * normed;
+        *dbeta += *g;
+        *g = inv_std * (*g * gamma - mean_scaled - normed * mean_projected);
     }
 }
 

@@ -57,10 +57,15 @@ pub fn embed(
     chunk: usize,
 ) -> Result<Tensor<2>> {
     let device = model_device(model);
-    let plan = Plan::new(tokenizer, texts, chunk)?.padded(
-        crate::tokenize::Padding::for_device(&device),
-        model.config().max_position_embeddings,
-    );
+    let plan = Plan::new(tokenizer, texts, chunk)?
+        .padded(
+            crate::tokenize::Padding::for_device(&device),
+            model.config().max_position_embeddings,
+        )
+        .cut(
+            crate::tokenize::Batching::for_device(&device),
+            model.config().hidden_size,
+        );
     let parts: Vec<Tensor<2>> = plan
         .batches
         .iter()
