@@ -158,7 +158,7 @@ pub struct Encoder {
     device: Device,
     fingerprint: String,
     interaction: Interaction,
-    /// Texts per forward pass.
+    /// Texts per forward pass (at most, on the CPU: [`crate::tokenize::Batching`]).
     pub batch_size: usize,
     /// How far each batch is padded: to its longest text, or to a few fixed lengths on a GPU
     /// build that tunes kernels per shape ([`Padding::for_device`]).

@@ -23,7 +23,8 @@ pub struct ComputeArgs {
     /// Compute device: cpu, wgpu, vulkan or cuda (GPU ones need the matching cargo feature).
     #[arg(long, default_value = "cpu")]
     pub device: engine::BackendKind,
-    /// Texts per forward pass.
+    /// Texts per forward pass (at most, on the CPU: texts sorted by length are cut where
+    /// padding would cost more than another pass).
     #[arg(long, default_value_t = engine::encoder::DEFAULT_BATCH_SIZE, value_parser = positive)]
     pub batch_size: usize,
     /// Arithmetic of the dense layers: f32, int8 (8-bit products on the CPU, embeddings

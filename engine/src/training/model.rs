@@ -49,7 +49,7 @@ pub struct Texts {
     pub config: ModelConfig,
     /// How instruction and query are joined (concatenation).
     pub template: QueryTemplate,
-    /// Texts per forward pass.
+    /// Texts per forward pass (at most, on the CPU: [`crate::tokenize::Batching`]).
     pub chunk: usize,
 }
 

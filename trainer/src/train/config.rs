@@ -119,7 +119,8 @@ train_config! {
     query_max_length: usize = 256;
     /// Token limit of passages (capped at the model's position embeddings).
     passage_max_length: usize = 512;
-    /// Texts per forward pass while embedding a batch.
+    /// Texts per forward pass while embedding a batch (at most, on the CPU: texts sorted by
+    /// length are cut where padding would cost more than another pass).
     encode_chunk: usize = 32;
     /// Passes over the data (ignored when max_steps > 0).
     epochs: usize = 2;
