@@ -9,6 +9,13 @@
 //! spread across rayon's threads natively, and the Autodiff backend wraps it with its backward.
 //! Every other backend (wgpu, CUDA) keeps burn's GELU: [`gelu`] picks the route from the device.
 //!
+//! The other kernels take the same route, each in its own file: the softmax and the attention
+//! weights (`softmax.rs`: one pass per row, the scale and mask bias folded in), the layer norm's
+//! backward pass (`layer_norm.rs`: burn's autodiff has none of its own), and the matrix products
+//! written straight into their output (`matmul.rs`, native only). This file holds GELU, the
+//! products' extension trait, and what they share: the vector-width dispatch ([`Lanes`]), the
+//! vectorised [`exp`] and lane sums, and the in-place and chunking helpers.
+//!
 //! `IFIR_KERNELS=burn` in the environment turns the kernels off (burn's own ops everywhere): for
 //! same-binary speed comparisons (`cargo xtask bench`) and for ruling them out when triaging.
 //!
@@ -19,7 +26,7 @@
 use burn::backend::flex::{FlexTensor, Layout};
 use burn::backend::ops::{ActivationOps, FloatTensorOps};
 use burn::backend::tensor::FloatTensor;
-use burn::backend::{backend_extension, Backend, DType, DispatchDevice, Flex, TensorMetadata};
+use burn::backend::{backend_extension, Backend, DType, DispatchDevice, Flex};
 use burn::tensor::{Bytes, Device, Tensor};
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -70,6 +77,10 @@ macro_rules! widest_lanes {
 }
 
 mod layer_norm;
+mod softmax;
+
+pub use layer_norm::{layer_norm, LayerNormKernel};
+pub use softmax::{attention_weights, softmax_last, SoftmaxKernel};
 
 /// GELU, `x Φ(x)`, as an extension operation: burn's own on every backend but Flex.
 #[backend_extension(Flex, Autodiff: cfg(feature = "autodiff"))]
@@ -83,394 +94,6 @@ pub trait GeluKernel: Backend {
     fn gelu_erf_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
         Self::gelu_backward(x, grad)
     }
-}
-
-/// Softmax over the last dimension, as an extension operation: one pass per row on the CPU
-/// backend (max, then `e^(x - max)` with the vectorised [`exp`] and the sum, then the division)
-/// where burn-flex makes five passes with libm's `expf`. Under autodiff its backward pass is one
-/// pass per row too, from the saved output ([`SoftmaxKernel::softmax_rows_backward`]), where
-/// burn's composed softmax differentiates all five operations and computes `expf` again.
-#[backend_extension(Flex, Autodiff: cfg(feature = "autodiff"))]
-pub trait SoftmaxKernel: Backend {
-    /// Softmax of every row (the last dimension).
-    fn softmax_rows(x: FloatTensor<Self>) -> FloatTensor<Self> {
-        let last = x.shape().num_dims() - 1;
-        let shifted = Self::float_sub(x.clone(), Self::float_max_dim(x, last));
-        let e = Self::float_exp(shifted);
-        Self::float_div(e.clone(), Self::float_sum_dim(e, last))
-    }
-
-    /// The backward pass of [`SoftmaxKernel::softmax_rows`] from its output `y`:
-    /// `y * (grad - sum(grad * y))`, the sum over each row.
-    fn softmax_rows_backward(y: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
-        let last = y.shape().num_dims() - 1;
-        let dot = Self::float_sum_dim(Self::float_mul(grad.clone(), y.clone()), last);
-        Self::float_mul(y, Self::float_sub(grad, dot))
-    }
-
-    /// Softmax of every row of `x * scale + bias`: attention weights from the raw scores, the
-    /// scale `1/sqrt(head size)` and the mask's additive bias (its dimensions each equal to
-    /// `x`'s or 1, the last equal). The bias takes no gradient.
-    fn softmax_rows_scaled(
-        x: FloatTensor<Self>,
-        scale: f32,
-        bias: FloatTensor<Self>,
-    ) -> FloatTensor<Self> {
-        softmax_rows_scaled_composed::<Self>(x, scale, bias)
-    }
-
-    /// The backward pass of [`SoftmaxKernel::softmax_rows_scaled`] from its output `y`:
-    /// `y * (grad - sum(grad * y)) * scale`.
-    fn softmax_rows_scaled_backward(
-        y: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        scale: f32,
-    ) -> FloatTensor<Self> {
-        Self::float_mul_scalar(Self::softmax_rows_backward(y, grad), scale.into())
-    }
-}
-
-/// [`SoftmaxKernel::softmax_rows_scaled`] in separate operations (the scale, the bias, the
-/// softmax), as the attention layers made them before the fused kernel.
-fn softmax_rows_scaled_composed<B: SoftmaxKernel>(
-    x: FloatTensor<B>,
-    scale: f32,
-    bias: FloatTensor<B>,
-) -> FloatTensor<B> {
-    B::softmax_rows(B::float_add(B::float_mul_scalar(x, scale.into()), bias))
-}
-
-/// Attention weights, the softmax over the last dimension of `scores * scale + bias`: on the
-/// CPU backend one pass per row (scale, bias and softmax together, where they were three
-/// passes over the `[texts, heads, length, length]` scores, two of them on one thread), with a
-/// one-pass backward in training; burn's operations elsewhere. The values are those of the
-/// separate operations to the bit.
-pub fn attention_weights(scores: Tensor<4>, scale: f64, bias: Tensor<4>) -> Tensor<4> {
-    if !runs_kernels(&scores.device()) {
-        return burn::tensor::activation::softmax(scores.mul_scalar(scale) + bias, 3);
-    }
-    Tensor::from_dispatch(
-        <burn::backend::Dispatch as SoftmaxKernel>::softmax_rows_scaled(
-            scores.into_dispatch(),
-            scale as f32,
-            bias.into_dispatch(),
-        ),
-    )
-}
-
-/// Layer normalisation over the last dimension with a bias, as an extension operation. The
-/// forward pass is the backend's own fused `layer_norm` on every backend; what the extension
-/// adds is the backward pass, which burn's autodiff otherwise derives from the normalisation
-/// written as ten separate operations (each a pass over the hidden states on one thread on the
-/// CPU backend, forward and backward). On the CPU backend it is one sweep per row
-/// (`kernels/layer_norm.rs`).
-#[backend_extension(Flex, Autodiff: cfg(feature = "autodiff"))]
-pub trait LayerNormKernel: Backend {
-    /// `(x - mean) / sqrt(var + epsilon) * gamma + beta` over each row (the last dimension).
-    fn layer_norm_rows(
-        x: FloatTensor<Self>,
-        gamma: FloatTensor<Self>,
-        beta: FloatTensor<Self>,
-        epsilon: f64,
-    ) -> FloatTensor<Self> {
-        Self::layer_norm(x, gamma, Some(beta), epsilon)
-    }
-
-    /// The backward pass of [`LayerNormKernel::layer_norm_rows`]: the gradients of `x`, `gamma`
-    /// and `beta`, from the input, `gamma` and the output's gradient.
-    fn layer_norm_rows_backward(
-        x: FloatTensor<Self>,
-        gamma: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        epsilon: f64,
-    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
-        layer_norm_backward_composed::<Self>(x, gamma, grad, epsilon)
-    }
-}
-
-/// [`LayerNormKernel::layer_norm_rows_backward`] in burn's operations: with `x̂` the normalised
-/// input and `r = 1/sqrt(var + epsilon)`, `dx = r (g γ - mean(g γ) - x̂ mean(g γ x̂))` per row,
-/// `dγ = Σ g x̂` and `dβ = Σ g` over the rows.
-fn layer_norm_backward_composed<B: Backend>(
-    x: FloatTensor<B>,
-    gamma: FloatTensor<B>,
-    grad: FloatTensor<B>,
-    epsilon: f64,
-) -> (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>) {
-    let shape = x.shape();
-    let width = shape[shape.num_dims() - 1];
-    let rows = shape.num_elements() / width.max(1);
-    let x = B::float_reshape(x, [rows, width].into());
-    let grad = B::float_reshape(grad, [rows, width].into());
-    let centered = B::float_sub(x.clone(), B::float_mean_dim(x, 1));
-    let var = B::float_mean_dim(B::float_mul(centered.clone(), centered.clone()), 1);
-    let inv_std = B::float_recip(B::float_sqrt(B::float_add_scalar(var, epsilon.into())));
-    let normed = B::float_mul(centered, inv_std.clone());
-    let scaled = B::float_mul(grad.clone(), B::float_reshape(gamma, [1, width].into()));
-    let mean_scaled = B::float_mean_dim(scaled.clone(), 1);
-    let mean_projected = B::float_mean_dim(B::float_mul(scaled.clone(), normed.clone()), 1);
-    let dx = B::float_mul(
-        B::float_sub(
-            B::float_sub(scaled, mean_scaled),
-            B::float_mul(normed.clone(), mean_projected),
-        ),
-        inv_std,
-    );
-    let dgamma = B::float_sum_dim(B::float_mul(grad.clone(), normed), 0);
-    let dbeta = B::float_sum_dim(grad, 0);
-    (
-        B::float_reshape(dx, shape),
-        B::float_reshape(dgamma, [width].into()),
-        B::float_reshape(dbeta, [width].into()),
-    )
-}
-
-/// A layer norm (`norm`, built with `epsilon`) over the last dimension: with the one-sweep
-/// backward pass on the CPU backend in training ([`LayerNormKernel`]), burn's `LayerNorm`
-/// elsewhere. The forward values are burn's on every backend.
-pub fn layer_norm<const D: usize>(
-    x: Tensor<D>,
-    norm: &burn::nn::LayerNorm,
-    epsilon: f64,
-) -> Tensor<D> {
-    let Some(beta) = &norm.beta else {
-        return norm.forward(x);
-    };
-    if !runs_kernels(&x.device()) || x.dtype() != burn::tensor::DType::F32 {
-        return norm.forward(x);
-    }
-    Tensor::from_dispatch(
-        <burn::backend::Dispatch as LayerNormKernel>::layer_norm_rows(
-            x.into_dispatch(),
-            norm.gamma.val().into_dispatch(),
-            beta.val().into_dispatch(),
-            epsilon,
-        ),
-    )
-}
-
-impl LayerNormKernel for Flex {
-    fn layer_norm_rows_backward(
-        x: FlexTensor,
-        gamma: FlexTensor,
-        grad: FlexTensor,
-        epsilon: f64,
-    ) -> (FlexTensor, FlexTensor, FlexTensor) {
-        let same = x.layout().shape() == grad.layout().shape();
-        let f32s = [&x, &gamma, &grad].iter().all(|t| t.dtype() == DType::F32);
-        if !same || !f32s {
-            return layer_norm_backward_composed::<Flex>(x, gamma, grad, epsilon);
-        }
-        layer_norm::backward(x, gamma, grad, epsilon as f32)
-    }
-}
-
-/// Softmax over the last dimension: the one-pass kernel on the CPU backend (the attention
-/// weights; in training with its one-pass backward), burn's `softmax` on the GPU backends.
-pub fn softmax_last<const D: usize>(x: Tensor<D>) -> Tensor<D> {
-    if !runs_kernels(&x.device()) {
-        return burn::tensor::activation::softmax(x, D - 1);
-    }
-    Tensor::from_dispatch(<burn::backend::Dispatch as SoftmaxKernel>::softmax_rows(
-        x.into_dispatch(),
-    ))
-}
-
-impl SoftmaxKernel for Flex {
-    fn softmax_rows(x: FlexTensor) -> FlexTensor {
-        if x.dtype() != DType::F32 {
-            let last = x.layout().shape().num_dims() - 1;
-            let shifted = Flex::float_sub(x.clone(), Flex::float_max_dim(x, last));
-            let e = Flex::float_exp(shifted);
-            return Flex::float_div(e.clone(), Flex::float_sum_dim(e, last));
-        }
-        let shape = x.layout().shape().clone();
-        let width = shape[shape.num_dims() - 1].max(1);
-        let mut x = owned_f32(x);
-        let rows_per_task = (CHUNK / width).max(1);
-        for_each_block(f32_values_mut(&mut x), rows_per_task * width, |_, block| {
-            for row in block.chunks_exact_mut(width) {
-                softmax_row(row);
-            }
-        });
-        x
-    }
-
-    fn softmax_rows_backward(y: FlexTensor, grad: FlexTensor) -> FlexTensor {
-        if y.dtype() != DType::F32
-            || grad.dtype() != DType::F32
-            || y.layout().shape() != grad.layout().shape()
-        {
-            let last = y.layout().shape().num_dims() - 1;
-            let dot = Flex::float_sum_dim(Flex::float_mul(grad.clone(), y.clone()), last);
-            return Flex::float_mul(y, Flex::float_sub(grad, dot));
-        }
-        let shape = y.layout().shape().clone();
-        let width = shape[shape.num_dims() - 1].max(1);
-        let y = contiguous(y);
-        let y = &y.as_slice::<f32>().expect("contiguous f32 tensor")[..shape.num_elements()];
-        let rows_per_task = (CHUNK / width).max(1);
-        map_f32_blocks(grad, y, rows_per_task * width, |g, y| {
-            for (g, y) in g.chunks_exact_mut(width).zip(y.chunks_exact(width)) {
-                softmax_row_backward(g, y);
-            }
-        })
-    }
-
-    fn softmax_rows_scaled(x: FlexTensor, scale: f32, bias: FlexTensor) -> FlexTensor {
-        let rows = BiasRows::new(x.layout().shape(), bias.layout().shape());
-        let (Some(rows), DType::F32, DType::F32) = (rows, x.dtype(), bias.dtype()) else {
-            return softmax_rows_scaled_composed::<Flex>(x, scale, bias);
-        };
-        let width = rows.width;
-        let bias = contiguous(bias);
-        let bias = &bias.as_slice::<f32>().expect("contiguous f32 tensor")[..rows.bias_len()];
-        let mut x = owned_f32(x);
-        let rows_per_task = (CHUNK / width).max(1);
-        for_each_block(
-            f32_values_mut(&mut x),
-            rows_per_task * width,
-            |start, block| {
-                for (i, row) in block.chunks_exact_mut(width).enumerate() {
-                    let at = rows.bias_row(start / width + i) * width;
-                    scaled_softmax_row(row, scale, &bias[at..at + width]);
-                }
-            },
-        );
-        x
-    }
-
-    fn softmax_rows_scaled_backward(y: FlexTensor, grad: FlexTensor, scale: f32) -> FlexTensor {
-        if y.dtype() != DType::F32
-            || grad.dtype() != DType::F32
-            || y.layout().shape() != grad.layout().shape()
-        {
-            let unscaled = Flex::softmax_rows_backward(y, grad);
-            return Flex::float_mul_scalar(unscaled, scale.into());
-        }
-        let shape = y.layout().shape().clone();
-        let width = shape[shape.num_dims() - 1].max(1);
-        let y = contiguous(y);
-        let y = &y.as_slice::<f32>().expect("contiguous f32 tensor")[..shape.num_elements()];
-        let rows_per_task = (CHUNK / width).max(1);
-        map_f32_blocks(grad, y, rows_per_task * width, |g, y| {
-            for (g, y) in g.chunks_exact_mut(width).zip(y.chunks_exact(width)) {
-                scaled_softmax_row_backward(g, y, scale);
-            }
-        })
-    }
-}
-
-/// Which row of a broadcast bias each row of a tensor takes: the bias has the tensor's rank,
-/// its last dimension equal to the tensor's and each other dimension equal to the tensor's or 1.
-#[derive(Debug)]
-struct BiasRows {
-    /// The rows' width (the last dimension).
-    width: usize,
-    /// The tensor's leading dimensions (all but the last), outermost first.
-    leading: Vec<usize>,
-    /// For each leading dimension, the bias rows a step along it moves (0 where the bias has 1).
-    steps: Vec<usize>,
-    /// The number of bias rows.
-    bias_rows: usize,
-}
-
-impl BiasRows {
-    /// The mapping, or None when `bias` does not broadcast to `x` that way.
-    fn new(x: &burn::tensor::Shape, bias: &burn::tensor::Shape) -> Option<BiasRows> {
-        let (x, bias) = (x.as_slice(), bias.as_slice());
-        let rank = x.len();
-        if rank == 0 || bias.len() != rank || bias[rank - 1] != x[rank - 1] || x[rank - 1] == 0 {
-            return None;
-        }
-        let mut steps = vec![0; rank - 1];
-        let mut stride = 1;
-        for d in (0..rank - 1).rev() {
-            match bias[d] {
-                1 => {}
-                n if n == x[d] => steps[d] = stride,
-                _ => return None,
-            }
-            stride *= bias[d];
-        }
-        Some(BiasRows {
-            width: x[rank - 1],
-            leading: x[..rank - 1].to_vec(),
-            steps,
-            bias_rows: stride,
-        })
-    }
-
-    /// The bias row of the tensor's row `row`.
-    fn bias_row(&self, mut row: usize) -> usize {
-        let mut at = 0;
-        for (&n, &step) in self.leading.iter().zip(&self.steps).rev() {
-            at += (row % n) * step;
-            row /= n;
-        }
-        at
-    }
-
-    /// The number of bias values.
-    fn bias_len(&self) -> usize {
-        self.bias_rows * self.width
-    }
-}
-
-#[inline(always)]
-fn scaled_softmax_row_plain(row: &mut [f32], scale: f32, bias: &[f32]) {
-    for (v, &b) in row.iter_mut().zip(bias) {
-        *v = *v * scale + b;
-    }
-    softmax_row_plain(row);
-}
-
-widest_lanes! {
-    /// Softmax of one row of `row * scale + bias` in place (in the CPU's widest vectors:
-    /// [`Lanes`]); the same bits as the scale, the addition and [`softmax_row`] one after the
-    /// other (no fused multiply-add).
-    fn scaled_softmax_row, scaled_softmax_row_avx512, scaled_softmax_row_avx2
-        = scaled_softmax_row_plain(row: &mut [f32], scale: f32, bias: &[f32])
-}
-
-#[inline(always)]
-fn scaled_softmax_row_backward_plain(grad: &mut [f32], y: &[f32], scale: f32) {
-    let dot = dot(grad, y);
-    for (g, &y) in grad.iter_mut().zip(y) {
-        *g = y * (*g - dot) * scale;
-    }
-}
-
-widest_lanes! {
-    /// One row of the scaled softmax's backward pass in place:
-    /// `grad = y * (grad - sum(grad * y)) * scale` (in the CPU's widest vectors: [`Lanes`]).
-    fn scaled_softmax_row_backward, scaled_softmax_row_backward_avx512,
-        scaled_softmax_row_backward_avx2
-        = scaled_softmax_row_backward_plain(grad: &mut [f32], y: &[f32], scale: f32)
-}
-
-#[inline(always)]
-fn softmax_row_plain(row: &mut [f32]) {
-    let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-    // The exponentials, then their sum in lanes: a running sum in the same loop is a chain the
-    // compiler may not reorder, and it kept the whole loop scalar (10% of a training step's
-    // samples on an AVX-512 Xeon, where the vector loop is about 10x faster).
-    for v in row.iter_mut() {
-        // Masked entries ([`crate::bert::MASKED`]) weigh exactly 0, as with libm's expf.
-        let d = *v - max;
-        let e = exp(d);
-        *v = if d < -87.0 { 0.0 } else { e };
-    }
-    let inv = 1.0 / sum(row);
-    for v in row.iter_mut() {
-        *v *= inv;
-    }
-}
-
-widest_lanes! {
-    /// Softmax of one row in place (in the CPU's widest vectors: [`Lanes`]).
-    fn softmax_row, softmax_row_avx512, softmax_row_avx2
-        = softmax_row_plain(row: &mut [f32])
 }
 
 /// GELU (erf form) of every element: the vectorised kernel on the CPU backend, burn's elsewhere.
@@ -608,7 +231,7 @@ mod autodiff {
     use burn::backend::ops::FloatTensorOps;
     use burn::backend::TensorMetadata;
 
-    use super::{GeluKernel, LayerNormKernel, MatmulKernel, SoftmaxKernel};
+    use super::{GeluKernel, MatmulKernel};
 
     /// The backward step of [`GeluKernel::gelu_erf`]: it keeps the input's node.
     #[derive(Debug)]
@@ -627,112 +250,6 @@ mod autodiff {
             unary::<B, _>(ops.parents, ops.node, grads, |grad| {
                 B::gelu_erf_backward(input, grad)
             });
-        }
-    }
-
-    /// The backward step of [`SoftmaxKernel::softmax_rows`]: it keeps the output, from which
-    /// the gradient follows without computing the exponentials again.
-    #[derive(Debug)]
-    struct SoftmaxRowsBackward;
-
-    impl<B: Backend + SoftmaxKernel> Backward<B, 1> for SoftmaxRowsBackward {
-        type State = FloatTensor<B>;
-
-        fn backward(
-            self,
-            ops: Ops<Self::State, 1>,
-            grads: &mut Gradients,
-            _checkpointer: &mut Checkpointer,
-        ) {
-            let output = ops.state;
-            unary::<B, _>(ops.parents, ops.node, grads, |grad| {
-                B::softmax_rows_backward(output, grad)
-            });
-        }
-    }
-
-    /// The backward step of [`SoftmaxKernel::softmax_rows_scaled`]: it keeps the output and the
-    /// scale.
-    #[derive(Debug)]
-    struct SoftmaxScaledBackward;
-
-    impl<B: Backend + SoftmaxKernel> Backward<B, 1> for SoftmaxScaledBackward {
-        type State = (FloatTensor<B>, f32);
-
-        fn backward(
-            self,
-            ops: Ops<Self::State, 1>,
-            grads: &mut Gradients,
-            _checkpointer: &mut Checkpointer,
-        ) {
-            let (output, scale) = ops.state;
-            unary::<B, _>(ops.parents, ops.node, grads, |grad| {
-                B::softmax_rows_scaled_backward(output, grad, scale)
-            });
-        }
-    }
-
-    /// The backward step of [`LayerNormKernel::layer_norm_rows`]: it keeps the input and
-    /// `gamma` (the row statistics are computed again, a pass over a row in cache).
-    #[derive(Debug)]
-    struct LayerNormBackward;
-
-    impl<B: Backend + LayerNormKernel> Backward<B, 3> for LayerNormBackward {
-        type State = (NodeId, NodeId, f64);
-
-        fn backward(
-            self,
-            ops: Ops<Self::State, 3>,
-            grads: &mut Gradients,
-            checkpointer: &mut Checkpointer,
-        ) {
-            let [x_node, gamma_node, beta_node] = ops.parents;
-            let grad = grads.consume::<B>(&ops.node);
-            let (x, gamma, epsilon) = ops.state;
-            let x: FloatTensor<B> = checkpointer.retrieve_node_output(x);
-            let gamma: FloatTensor<B> = checkpointer.retrieve_node_output(gamma);
-            let (dx, dgamma, dbeta) = B::layer_norm_rows_backward(x, gamma, grad, epsilon);
-            if let Some(node) = x_node {
-                grads.register::<B>(node.id, dx);
-            }
-            if let Some(node) = gamma_node {
-                grads.register::<B>(node.id, dgamma);
-            }
-            if let Some(node) = beta_node {
-                grads.register::<B>(node.id, dbeta);
-            }
-        }
-    }
-
-    impl<B: Backend + LayerNormKernel, C: CheckpointStrategy> LayerNormKernel for Autodiff<B, C> {
-        fn layer_norm_rows(
-            x: FloatTensor<Self>,
-            gamma: FloatTensor<Self>,
-            beta: FloatTensor<Self>,
-            epsilon: f64,
-        ) -> FloatTensor<Self> {
-            match LayerNormBackward
-                .prepare::<C>([x.node(), gamma.node(), beta.node()])
-                .compute_bound()
-                .stateful()
-            {
-                OpsKind::Tracked(mut prep) => {
-                    let state = (prep.checkpoint(&x), prep.checkpoint(&gamma), epsilon);
-                    let y = B::layer_norm_rows(
-                        x.into_primitive(),
-                        gamma.into_primitive(),
-                        beta.into_primitive(),
-                        epsilon,
-                    );
-                    prep.finish(state, y)
-                }
-                OpsKind::UnTracked(prep) => prep.finish(B::layer_norm_rows(
-                    x.into_primitive(),
-                    gamma.into_primitive(),
-                    beta.into_primitive(),
-                    epsilon,
-                )),
-            }
         }
     }
 
@@ -790,49 +307,6 @@ mod autodiff {
                 OpsKind::UnTracked(prep) => {
                     prep.finish(B::matmul_into(lhs.into_primitive(), rhs.into_primitive()))
                 }
-            }
-        }
-    }
-
-    impl<B: Backend + SoftmaxKernel, C: CheckpointStrategy> SoftmaxKernel for Autodiff<B, C> {
-        fn softmax_rows(x: FloatTensor<Self>) -> FloatTensor<Self> {
-            match SoftmaxRowsBackward
-                .prepare::<C>([x.node()])
-                .compute_bound()
-                .stateful()
-            {
-                OpsKind::Tracked(prep) => {
-                    let output = B::softmax_rows(x.into_primitive());
-                    prep.finish(output.clone(), output)
-                }
-                OpsKind::UnTracked(prep) => prep.finish(B::softmax_rows(x.into_primitive())),
-            }
-        }
-
-        fn softmax_rows_scaled(
-            x: FloatTensor<Self>,
-            scale: f32,
-            bias: FloatTensor<Self>,
-        ) -> FloatTensor<Self> {
-            if bias.is_tracked() {
-                // A bias that takes a gradient: the separate operations, which give it one.
-                return super::softmax_rows_scaled_composed::<Self>(x, scale, bias);
-            }
-            match SoftmaxScaledBackward
-                .prepare::<C>([x.node()])
-                .compute_bound()
-                .stateful()
-            {
-                OpsKind::Tracked(prep) => {
-                    let output =
-                        B::softmax_rows_scaled(x.into_primitive(), scale, bias.into_primitive());
-                    prep.finish((output.clone(), scale), output)
-                }
-                OpsKind::UnTracked(prep) => prep.finish(B::softmax_rows_scaled(
-                    x.into_primitive(),
-                    scale,
-                    bias.into_primitive(),
-                )),
             }
         }
     }
@@ -964,21 +438,6 @@ widest_lanes! {
     /// vectorising it (one call per element, 7% of a training step on an AVX2 CPU).
     fn gelu_backward_chunk, gelu_backward_chunk_avx512, gelu_backward_chunk_avx2
         = gelu_backward_chunk_plain(grad: &mut [f32], x: &[f32])
-}
-
-#[inline(always)]
-fn softmax_row_backward_plain(grad: &mut [f32], y: &[f32]) {
-    let dot = dot(grad, y);
-    for (g, &y) in grad.iter_mut().zip(y) {
-        *g = y * (*g - dot);
-    }
-}
-
-widest_lanes! {
-    /// One row of the softmax's backward pass in place: `grad = y * (grad - sum(grad * y))`
-    /// (in the CPU's widest vectors: [`Lanes`]).
-    fn softmax_row_backward, softmax_row_backward_avx512, softmax_row_backward_avx2
-        = softmax_row_backward_plain(grad: &mut [f32], y: &[f32])
 }
 
 /// The sum of `values` in 16 running sums, one per lane of the widest vector, added up in a
@@ -1184,124 +643,36 @@ mod tests {
         }
     }
 
-    /// A kernel given a tensor that shares its buffer writes into a copy and leaves the other
-    /// owner's values alone; given the only owner, it writes in place.
-    #[test]
-    fn the_kernels_write_in_place_only_into_a_buffer_they_own_alone() {
-        let values: Vec<f32> = (0..24).map(|i| (i as f32 * 0.7).sin()).collect();
-        let tensor = || {
-            FlexTensor::new(
-                Bytes::from_elems(values.clone()),
-                Layout::contiguous([4, 6].into()),
-                DType::F32,
-            )
-        };
-        let address = |t: &FlexTensor| t.as_slice::<f32>().unwrap().as_ptr();
-        let shared = tensor();
-        let kept = shared.clone();
-        let soft = <Flex as SoftmaxKernel>::softmax_rows(shared);
-        assert_eq!(kept.as_slice::<f32>().unwrap(), &values[..]);
-        assert_ne!(address(&soft), address(&kept));
-        let alone = tensor();
-        let before = address(&alone);
-        let alone = <Flex as SoftmaxKernel>::softmax_rows(alone);
-        assert_eq!(
-            address(&alone),
-            before,
-            "the only owner is written in place"
-        );
-        let soft = soft.as_slice::<f32>().unwrap().to_vec();
-        assert_eq!(alone.as_slice::<f32>().unwrap(), &soft[..]);
-        for row in soft.chunks(6) {
-            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
-        }
-        let grad = <Flex as SoftmaxKernel>::softmax_rows_backward(alone.clone(), kept.clone());
-        assert_eq!(kept.as_slice::<f32>().unwrap(), &values[..]);
-        assert_eq!(alone.as_slice::<f32>().unwrap(), &soft[..]);
-        let own_grad = tensor();
-        let before = address(&own_grad);
-        let in_place = <Flex as SoftmaxKernel>::softmax_rows_backward(alone.clone(), own_grad);
-        assert_eq!(
-            address(&in_place),
-            before,
-            "the only owner is written in place"
-        );
-        assert_eq!(
-            in_place.as_slice::<f32>().unwrap(),
-            grad.as_slice::<f32>().unwrap()
-        );
-        for (g, y) in grad
-            .as_slice::<f32>()
-            .unwrap()
-            .chunks(6)
-            .zip(soft.chunks(6))
-        {
-            // y * (g - sum(g * y)) sums to zero over a row when y sums to one.
-            assert!(g.iter().sum::<f32>().abs() < 1e-6, "{g:?} for {y:?}");
-        }
-    }
-
-    /// Every vector width the CPU has computes GELU, its backward pass, softmax and its backward
-    /// pass bit for bit as the baseline loop does (the widths run on whichever CPU runs the
-    /// tests).
+    /// Every vector width the CPU has computes GELU and its backward pass bit for bit as the
+    /// baseline loop does (the widths run on whichever CPU runs the tests; the softmax's are
+    /// checked in `softmax.rs`, the layer norm's in `layer_norm.rs`).
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn every_vector_width_gives_the_baseline_bits() {
         let xs: Vec<f32> = points().step_by(101).collect();
         let grads: Vec<f32> = xs.iter().rev().map(|g| g * 0.3).collect();
         let gelu = |x: f32| gelu_scalar(x);
-        let mut rows: Vec<Vec<f32>> = (1..40)
-            .map(|n| {
-                (0..n * 7)
-                    .map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.3)
-                    .collect()
-            })
-            .collect();
-        rows[3][5] = crate::bert::MASKED;
-        let row_grads: Vec<Vec<f32>> = rows
-            .iter()
-            .map(|r| r.iter().rev().map(|v| v * 0.1 - 0.4).collect())
-            .collect();
         let run = |lanes: Lanes| {
             let (mut g, mut d) = (vec![0.0; xs.len()], grads.clone());
-            let mut soft = rows.clone();
-            let mut soft_grads = row_grads.clone();
             // SAFETY: each width runs only where detected (below).
             unsafe {
                 match lanes {
                     Lanes::Avx512 => {
                         map_chunk_avx512(&mut g, Some(&xs), &gelu);
                         gelu_backward_chunk_avx512(&mut d, &xs);
-                        soft.iter_mut().for_each(|r| softmax_row_avx512(r));
-                        for (g, y) in soft_grads.iter_mut().zip(&soft) {
-                            softmax_row_backward_avx512(g, y);
-                        }
                     }
                     Lanes::Avx2 => {
                         map_chunk_avx2(&mut g, Some(&xs), &gelu);
                         gelu_backward_chunk_avx2(&mut d, &xs);
-                        soft.iter_mut().for_each(|r| softmax_row_avx2(r));
-                        for (g, y) in soft_grads.iter_mut().zip(&soft) {
-                            softmax_row_backward_avx2(g, y);
-                        }
                     }
                     Lanes::Baseline => {
                         map_chunk_plain(&mut g, Some(&xs), &gelu);
                         gelu_backward_chunk_plain(&mut d, &xs);
-                        soft.iter_mut().for_each(|r| softmax_row_plain(r));
-                        for (g, y) in soft_grads.iter_mut().zip(&soft) {
-                            softmax_row_backward_plain(g, y);
-                        }
                     }
                 }
             }
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-            (
-                bits(&g),
-                bits(&d),
-                soft.iter().map(|r| bits(r)).collect::<Vec<_>>(),
-                soft_grads.iter().map(|r| bits(r)).collect::<Vec<_>>(),
-            )
+            (bits(&g), bits(&d))
         };
         let baseline = run(Lanes::Baseline);
         let mut widths = vec![];

@@ -12,10 +12,118 @@
 //! of threads).
 
 use burn::backend::flex::{FlexTensor, Layout};
-use burn::backend::DType;
-use burn::tensor::Bytes;
+use burn::backend::tensor::FloatTensor;
+use burn::backend::{backend_extension, Backend, DType, Flex, TensorMetadata};
+use burn::tensor::{Bytes, Tensor};
 
-use super::{contiguous, f32_values_mut, owned_f32, CHUNK};
+use super::{contiguous, f32_values_mut, owned_f32, runs_kernels, CHUNK};
+
+/// Layer normalisation over the last dimension with a bias, as an extension operation. The
+/// forward pass is the backend's own fused `layer_norm` on every backend; what the extension
+/// adds is the backward pass, which burn's autodiff otherwise derives from the normalisation
+/// written as ten separate operations (each a pass over the hidden states on one thread on the
+/// CPU backend, forward and backward). On the CPU backend it is one sweep per row
+/// (`kernels/layer_norm.rs`).
+#[backend_extension(Flex, Autodiff: cfg(feature = "autodiff"))]
+pub trait LayerNormKernel: Backend {
+    /// `(x - mean) / sqrt(var + epsilon) * gamma + beta` over each row (the last dimension).
+    fn layer_norm_rows(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> FloatTensor<Self> {
+        Self::layer_norm(x, gamma, Some(beta), epsilon)
+    }
+
+    /// The backward pass of [`LayerNormKernel::layer_norm_rows`]: the gradients of `x`, `gamma`
+    /// and `beta`, from the input, `gamma` and the output's gradient.
+    fn layer_norm_rows_backward(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
+        layer_norm_backward_composed::<Self>(x, gamma, grad, epsilon)
+    }
+}
+
+/// [`LayerNormKernel::layer_norm_rows_backward`] in burn's operations: with `x̂` the normalised
+/// input and `r = 1/sqrt(var + epsilon)`, `dx = r (g γ - mean(g γ) - x̂ mean(g γ x̂))` per row,
+/// `dγ = Σ g x̂` and `dβ = Σ g` over the rows.
+fn layer_norm_backward_composed<B: Backend>(
+    x: FloatTensor<B>,
+    gamma: FloatTensor<B>,
+    grad: FloatTensor<B>,
+    epsilon: f64,
+) -> (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>) {
+    let shape = x.shape();
+    let width = shape[shape.num_dims() - 1];
+    let rows = shape.num_elements() / width.max(1);
+    let x = B::float_reshape(x, [rows, width].into());
+    let grad = B::float_reshape(grad, [rows, width].into());
+    let centered = B::float_sub(x.clone(), B::float_mean_dim(x, 1));
+    let var = B::float_mean_dim(B::float_mul(centered.clone(), centered.clone()), 1);
+    let inv_std = B::float_recip(B::float_sqrt(B::float_add_scalar(var, epsilon.into())));
+    let normed = B::float_mul(centered, inv_std.clone());
+    let scaled = B::float_mul(grad.clone(), B::float_reshape(gamma, [1, width].into()));
+    let mean_scaled = B::float_mean_dim(scaled.clone(), 1);
+    let mean_projected = B::float_mean_dim(B::float_mul(scaled.clone(), normed.clone()), 1);
+    let dx = B::float_mul(
+        B::float_sub(
+            B::float_sub(scaled, mean_scaled),
+            B::float_mul(normed.clone(), mean_projected),
+        ),
+        inv_std,
+    );
+    let dgamma = B::float_sum_dim(B::float_mul(grad.clone(), normed), 0);
+    let dbeta = B::float_sum_dim(grad, 0);
+    (
+        B::float_reshape(dx, shape),
+        B::float_reshape(dgamma, [width].into()),
+        B::float_reshape(dbeta, [width].into()),
+    )
+}
+
+/// A layer norm (`norm`, built with `epsilon`) over the last dimension: with the one-sweep
+/// backward pass on the CPU backend in training ([`LayerNormKernel`]), burn's `LayerNorm`
+/// elsewhere. The forward values are burn's on every backend.
+pub fn layer_norm<const D: usize>(
+    x: Tensor<D>,
+    norm: &burn::nn::LayerNorm,
+    epsilon: f64,
+) -> Tensor<D> {
+    let Some(beta) = &norm.beta else {
+        return norm.forward(x);
+    };
+    if !runs_kernels(&x.device()) || x.dtype() != burn::tensor::DType::F32 {
+        return norm.forward(x);
+    }
+    Tensor::from_dispatch(
+        <burn::backend::Dispatch as LayerNormKernel>::layer_norm_rows(
+            x.into_dispatch(),
+            norm.gamma.val().into_dispatch(),
+            beta.val().into_dispatch(),
+            epsilon,
+        ),
+    )
+}
+
+impl LayerNormKernel for Flex {
+    fn layer_norm_rows_backward(
+        x: FlexTensor,
+        gamma: FlexTensor,
+        grad: FlexTensor,
+        epsilon: f64,
+    ) -> (FlexTensor, FlexTensor, FlexTensor) {
+        let same = x.layout().shape() == grad.layout().shape();
+        let f32s = [&x, &gamma, &grad].iter().all(|t| t.dtype() == DType::F32);
+        if !same || !f32s {
+            return layer_norm_backward_composed::<Flex>(x, gamma, grad, epsilon);
+        }
+        backward(x, gamma, grad, epsilon as f32)
+    }
+}
 
 /// Lanes of the running sums: one per lane of the widest vector, added up in a fixed order.
 const LANES: usize = 16;
@@ -173,6 +281,83 @@ widest_lanes! {
         dgamma: &mut [f32],
         dbeta: &mut [f32]
     )
+}
+
+#[cfg(feature = "autodiff")]
+mod autodiff {
+    use burn::backend::autodiff::checkpoint::base::Checkpointer;
+    use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+    use burn::backend::autodiff::grads::Gradients;
+    use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+    use burn::backend::autodiff::NodeId;
+    use burn::backend::tensor::FloatTensor;
+    use burn::backend::{Autodiff, Backend};
+
+    use super::LayerNormKernel;
+
+    /// The backward step of [`LayerNormKernel::layer_norm_rows`]: it keeps the input and
+    /// `gamma` (the row statistics are computed again, a pass over a row in cache).
+    #[derive(Debug)]
+    struct LayerNormBackward;
+
+    impl<B: Backend + LayerNormKernel> Backward<B, 3> for LayerNormBackward {
+        type State = (NodeId, NodeId, f64);
+
+        fn backward(
+            self,
+            ops: Ops<Self::State, 3>,
+            grads: &mut Gradients,
+            checkpointer: &mut Checkpointer,
+        ) {
+            let [x_node, gamma_node, beta_node] = ops.parents;
+            let grad = grads.consume::<B>(&ops.node);
+            let (x, gamma, epsilon) = ops.state;
+            let x: FloatTensor<B> = checkpointer.retrieve_node_output(x);
+            let gamma: FloatTensor<B> = checkpointer.retrieve_node_output(gamma);
+            let (dx, dgamma, dbeta) = B::layer_norm_rows_backward(x, gamma, grad, epsilon);
+            if let Some(node) = x_node {
+                grads.register::<B>(node.id, dx);
+            }
+            if let Some(node) = gamma_node {
+                grads.register::<B>(node.id, dgamma);
+            }
+            if let Some(node) = beta_node {
+                grads.register::<B>(node.id, dbeta);
+            }
+        }
+    }
+
+    impl<B: Backend + LayerNormKernel, C: CheckpointStrategy> LayerNormKernel for Autodiff<B, C> {
+        fn layer_norm_rows(
+            x: FloatTensor<Self>,
+            gamma: FloatTensor<Self>,
+            beta: FloatTensor<Self>,
+            epsilon: f64,
+        ) -> FloatTensor<Self> {
+            match LayerNormBackward
+                .prepare::<C>([x.node(), gamma.node(), beta.node()])
+                .compute_bound()
+                .stateful()
+            {
+                OpsKind::Tracked(mut prep) => {
+                    let state = (prep.checkpoint(&x), prep.checkpoint(&gamma), epsilon);
+                    let y = B::layer_norm_rows(
+                        x.into_primitive(),
+                        gamma.into_primitive(),
+                        beta.into_primitive(),
+                        epsilon,
+                    );
+                    prep.finish(state, y)
+                }
+                OpsKind::UnTracked(prep) => prep.finish(B::layer_norm_rows(
+                    x.into_primitive(),
+                    gamma.into_primitive(),
+                    beta.into_primitive(),
+                    epsilon,
+                )),
+            }
+        }
+    }
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]
