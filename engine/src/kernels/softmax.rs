@@ -503,53 +503,54 @@ mod tests {
                 }
             })
             .collect();
+        type Kernels = (
+            unsafe fn(&mut [f32]),
+            unsafe fn(&mut [f32], f32, &[f32]),
+            unsafe fn(&mut [f32], &[f32]),
+            unsafe fn(&mut [f32], &[f32], f32),
+        );
+        let kernels = |lanes: Lanes| -> Kernels {
+            match lanes {
+                Lanes::Avx512 => (
+                    softmax_row_avx512,
+                    scaled_softmax_row_avx512,
+                    softmax_row_backward_avx512,
+                    scaled_softmax_row_backward_avx512,
+                ),
+                Lanes::Avx2 => (
+                    softmax_row_avx2,
+                    scaled_softmax_row_avx2,
+                    softmax_row_backward_avx2,
+                    scaled_softmax_row_backward_avx2,
+                ),
+                Lanes::Baseline => (
+                    |r| softmax_row_plain(r),
+                    |r, s, b| scaled_softmax_row_plain(r, s, b),
+                    |g, y| softmax_row_backward_plain(g, y),
+                    |g, y, s| scaled_softmax_row_backward_plain(g, y, s),
+                ),
+            }
+        };
         let run = |lanes: Lanes| {
+            let (forward, scaled_forward, backward, scaled_backward) = kernels(lanes);
             let mut soft = rows.clone();
             let mut scaled = rows.clone();
             let mut soft_grads = row_grads.clone();
             let mut scaled_grads = row_grads.clone();
             // SAFETY: each width runs only where detected (below).
             unsafe {
-                match lanes {
-                    Lanes::Avx512 => {
-                        soft.iter_mut().for_each(|r| softmax_row_avx512(r));
-                        for r in scaled.iter_mut() {
-                            let n = r.len();
-                            scaled_softmax_row_avx512(r, 0.17, &bias[..n]);
-                        }
-                        for (g, y) in soft_grads.iter_mut().zip(&soft) {
-                            softmax_row_backward_avx512(g, y);
-                        }
-                        for (g, y) in scaled_grads.iter_mut().zip(&scaled) {
-                            scaled_softmax_row_backward_avx512(g, y, 0.17);
-                        }
-                    }
-                    Lanes::Avx2 => {
-                        soft.iter_mut().for_each(|r| softmax_row_avx2(r));
-                        for r in scaled.iter_mut() {
-                            let n = r.len();
-                            scaled_softmax_row_avx2(r, 0.17, &bias[..n]);
-                        }
-                        for (g, y) in soft_grads.iter_mut().zip(&soft) {
-                            softmax_row_backward_avx2(g, y);
-                        }
-                        for (g, y) in scaled_grads.iter_mut().zip(&scaled) {
-                            scaled_softmax_row_backward_avx2(g, y, 0.17);
-                        }
-                    }
-                    Lanes::Baseline => {
-                        soft.iter_mut().for_each(|r| softmax_row_plain(r));
-                        for r in scaled.iter_mut() {
-                            let n = r.len();
-                            scaled_softmax_row_plain(r, 0.17, &bias[..n]);
-                        }
-                        for (g, y) in soft_grads.iter_mut().zip(&soft) {
-                            softmax_row_backward_plain(g, y);
-                        }
-                        for (g, y) in scaled_grads.iter_mut().zip(&scaled) {
-                            scaled_softmax_row_backward_plain(g, y, 0.17);
-                        }
-                    }
+                for r in soft.iter_mut() {
+                    forward(r);
+                }
+                for r in scaled.iter_mut() {
+                    let n = r.len();
+                    scaled_forward(r, 0.17, &bias[..n]);
+                }
+                for (g, y) in soft_grads.iter_mut().zip(&soft) {
+                    backward(g, y);
+                }
+                for (g, y) in scaled_grads.iter_mut().zip(&scaled) {
+                    scaled_backward(g, y, 0.17);
                 }
             }
             let bits = |rows: &[Vec<f32>]| {
