@@ -132,16 +132,7 @@ impl SoftmaxKernel for Flex {
             let dot = Flex::float_sum_dim(Flex::float_mul(grad.clone(), y.clone()), last);
             return Flex::float_mul(y, Flex::float_sub(grad, dot));
         }
-        let shape = y.layout().shape().clone();
-        let width = shape[shape.num_dims() - 1].max(1);
-        let y = contiguous(y);
-        let y = &y.as_slice::<f32>().expect("contiguous f32 tensor")[..shape.num_elements()];
-        let rows_per_task = (CHUNK / width).max(1);
-        map_f32_blocks(grad, y, rows_per_task * width, |g, y| {
-            for (g, y) in g.chunks_exact_mut(width).zip(y.chunks_exact(width)) {
-                softmax_row_backward(g, y);
-            }
-        })
+        backward_rows(y, grad, softmax_row_backward)
     }
 
     fn softmax_rows_scaled(x: FlexTensor, scale: f32, bias: FlexTensor) -> FlexTensor {
@@ -175,17 +166,28 @@ impl SoftmaxKernel for Flex {
             let unscaled = Flex::softmax_rows_backward(y, grad);
             return Flex::float_mul_scalar(unscaled, scale.into());
         }
-        let shape = y.layout().shape().clone();
-        let width = shape[shape.num_dims() - 1].max(1);
-        let y = contiguous(y);
-        let y = &y.as_slice::<f32>().expect("contiguous f32 tensor")[..shape.num_elements()];
-        let rows_per_task = (CHUNK / width).max(1);
-        map_f32_blocks(grad, y, rows_per_task * width, |g, y| {
-            for (g, y) in g.chunks_exact_mut(width).zip(y.chunks_exact(width)) {
-                scaled_softmax_row_backward(g, y, scale);
-            }
-        })
+        backward_rows(y, grad, |g, y| scaled_softmax_row_backward(g, y, scale))
     }
+}
+
+/// `row(grad's row, y's row)` over every row (the last dimension) of two f32 tensors of one
+/// shape, the result written into `grad`'s buffer when it owns it alone: a backward pass from
+/// the saved output.
+fn backward_rows(
+    y: FlexTensor,
+    grad: FlexTensor,
+    row: impl Fn(&mut [f32], &[f32]) + Sync + Send,
+) -> FlexTensor {
+    let shape = y.layout().shape().clone();
+    let width = shape[shape.num_dims() - 1].max(1);
+    let y = contiguous(y);
+    let y = &y.as_slice::<f32>().expect("contiguous f32 tensor")[..shape.num_elements()];
+    let rows_per_task = (CHUNK / width).max(1);
+    map_f32_blocks(grad, y, rows_per_task * width, |g, y| {
+        for (g, y) in g.chunks_exact_mut(width).zip(y.chunks_exact(width)) {
+            row(g, y);
+        }
+    })
 }
 
 /// Which row of a broadcast bias each row of a tensor takes: the bias has the tensor's rank,
