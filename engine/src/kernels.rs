@@ -440,38 +440,41 @@ widest_lanes! {
         = gelu_backward_chunk_plain(grad: &mut [f32], x: &[f32])
 }
 
-/// The sum of `values` in 16 running sums, one per lane of the widest vector, added up in a
-/// fixed order at the end, the tail after them (as [`dot`]).
+/// Lanes of the running sums: one per lane of the widest vector.
+const LANES: usize = 16;
+
+/// `Σ f(a[i], b[i], c[i])` in [`LANES`] running sums added in a fixed order at the end, then
+/// the tail's own sum: the compiler vectorises it (one running sum is a chain it may not
+/// reorder; a tail added into the lanes by index kept the lanes in memory and the loop
+/// scalar), and every vector width gives the same bits. The one lane-sum loop of the kernels.
 #[inline(always)]
-fn sum(values: &[f32]) -> f32 {
-    const LANES: usize = 16;
+fn lane_sum(a: &[f32], b: &[f32], c: &[f32], f: impl Fn(f32, f32, f32) -> f32) -> f32 {
     let mut sums = [0.0f32; LANES];
-    let (body, tail) = values.as_chunks::<LANES>();
-    for chunk in body {
+    let (a, a_tail) = a.as_chunks::<LANES>();
+    let (b, b_tail) = b.as_chunks::<LANES>();
+    let (c, c_tail) = c.as_chunks::<LANES>();
+    for ((a, b), c) in a.iter().zip(b).zip(c) {
         for lane in 0..LANES {
-            sums[lane] += chunk[lane];
+            sums[lane] += f(a[lane], b[lane], c[lane]);
         }
     }
-    sums.iter().sum::<f32>() + tail.iter().sum::<f32>()
+    let mut tail = 0.0f32;
+    for ((a, b), c) in a_tail.iter().zip(b_tail).zip(c_tail) {
+        tail += f(*a, *b, *c);
+    }
+    sums.iter().sum::<f32>() + tail
 }
 
-/// `sum(a * b)` in 16 running sums, one per lane of the widest vector, added up in a fixed
-/// order at the end, then the tail's own sum: the compiler vectorises it (a single running sum
-/// is a chain it may not reorder; a tail added into the lanes by index kept the lanes in memory
-/// and the loop scalar) and every vector width gives the same bits.
+/// The sum of `values` ([`lane_sum`]).
+#[inline(always)]
+fn sum(values: &[f32]) -> f32 {
+    lane_sum(values, values, values, |v, _, _| v)
+}
+
+/// `sum(a * b)` ([`lane_sum`]).
 #[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 16;
-    let mut sums = [0.0f32; LANES];
-    let (a_body, a_tail) = a.as_chunks::<LANES>();
-    let (b_body, b_tail) = b.as_chunks::<LANES>();
-    for (a, b) in a_body.iter().zip(b_body) {
-        for lane in 0..LANES {
-            sums[lane] += a[lane] * b[lane];
-        }
-    }
-    let tail: f32 = a_tail.iter().zip(b_tail).map(|(a, b)| a * b).sum();
-    sums.iter().sum::<f32>() + tail
+    lane_sum(a, b, b, |a, b, _| a * b)
 }
 
 /// The widest vectors the x86-64 CPU has, detected once: the kernels' loops are compiled for

@@ -16,7 +16,7 @@ use burn::backend::tensor::FloatTensor;
 use burn::backend::{backend_extension, Backend, DType, Flex, TensorMetadata};
 use burn::tensor::{Bytes, Tensor};
 
-use super::{contiguous, f32_values_mut, owned_f32, runs_kernels, CHUNK};
+use super::{contiguous, f32_values_mut, lane_sum, owned_f32, runs_kernels, CHUNK};
 
 /// Layer normalisation over the last dimension with a bias, as an extension operation. The
 /// forward pass is the backend's own fused `layer_norm` on every backend; what the extension
@@ -125,9 +125,6 @@ impl LayerNormKernel for Flex {
     }
 }
 
-/// Lanes of the running sums: one per lane of the widest vector, added up in a fixed order.
-const LANES: usize = 16;
-
 /// The gradients of the input, `gamma` and `beta` of `layer_norm(x, gamma, beta, epsilon)`
 /// over the last dimension, from the output's gradient `grad` (f32 tensors, `grad` of `x`'s
 /// shape). `grad`'s buffer becomes the input's gradient when the tensor owns it alone.
@@ -216,27 +213,6 @@ fn map_blocks<T: Send>(
         .enumerate()
         .map(|(i, chunk)| f(i * block, chunk))
         .collect()
-}
-
-/// `Σ f(a[i], b[i], c[i])` in [`LANES`] running sums added in a fixed order at the end, then
-/// the tail's own sum: the compiler vectorises it (one running sum is a chain it may not
-/// reorder), and every vector width gives the same bits.
-#[inline(always)]
-fn lane_sum(a: &[f32], b: &[f32], c: &[f32], f: impl Fn(f32, f32, f32) -> f32) -> f32 {
-    let mut sums = [0.0f32; LANES];
-    let (a, a_tail) = a.as_chunks::<LANES>();
-    let (b, b_tail) = b.as_chunks::<LANES>();
-    let (c, c_tail) = c.as_chunks::<LANES>();
-    for ((a, b), c) in a.iter().zip(b).zip(c) {
-        for lane in 0..LANES {
-            sums[lane] += f(a[lane], b[lane], c[lane]);
-        }
-    }
-    let mut tail = 0.0f32;
-    for ((a, b), c) in a_tail.iter().zip(b_tail).zip(c_tail) {
-        tail += f(*a, *b, *c);
-    }
-    sums.iter().sum::<f32>() + tail
 }
 
 #[inline(always)]
