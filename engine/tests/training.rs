@@ -1196,3 +1196,71 @@ fn interpolation_mixes_each_weight_and_refuses_bad_shares_and_shapes() {
     let err = interpolate(&start, &other, 0.5, &device).unwrap_err();
     assert!(err.to_string().contains("different shapes"), "{err}");
 }
+
+#[test]
+fn the_start_pull_moves_each_trainable_weight_back_by_lr_times_strength() {
+    use burn::module::{Module, ModuleVisitor, Param};
+    use engine::bert::BertModel;
+    use engine::training::model::TrainModel;
+    use engine::training::start_pull::StartPull;
+    let config = crate::common::tiny_config(2);
+    let device = Device::flex();
+    let train_device = device.clone().autodiff();
+    let start = BertModel::random(&config, 3, &device).unwrap();
+    // The embeddings frozen: the pull must leave them alone.
+    let tuned = BertModel::random(&config, 4, &train_device)
+        .unwrap()
+        .freeze_lowest(1)
+        .unwrap();
+    let before = tuned.named_tensors().unwrap();
+    let pull = StartPull::new(&start, 5.0).unwrap();
+    let model = TrainModel {
+        bert: tuned,
+        cross: None,
+    };
+    // lr 0.05 x strength 5: a quarter of the way back.
+    let pulled = pull.apply(model, 0.05).unwrap();
+    let (a, b, m) = (
+        start.named_tensors().unwrap(),
+        before,
+        pulled.bert.named_tensors().unwrap(),
+    );
+    let mut moved = 0;
+    for ((a, b), m) in a.iter().zip(&b).zip(&m) {
+        let frozen = m.0.starts_with("embeddings.");
+        for ((x, y), z) in a.2.iter().zip(&b.2).zip(&m.2) {
+            let want = if frozen { *y } else { 0.75 * y + 0.25 * x };
+            assert!((z - want).abs() < 1e-7, "{}: {z} against {want}", m.0);
+            moved += usize::from(!frozen && x != y);
+        }
+    }
+    assert!(moved > 1000, "{moved} weights moved");
+    // The trainable weights still take gradients, the frozen ones still do not.
+    struct Grads(Vec<bool>);
+    impl ModuleVisitor for Grads {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            self.0.push(param.val().is_require_grad());
+        }
+    }
+    let (mut after, mut fresh) = (Grads(Vec::new()), Grads(Vec::new()));
+    pulled.bert.visit(&mut after);
+    BertModel::random(&config, 4, &train_device)
+        .unwrap()
+        .freeze_lowest(1)
+        .unwrap()
+        .visit(&mut fresh);
+    assert_eq!(after.0, fresh.0);
+    assert!(after.0.iter().any(|&g| g) && after.0.iter().any(|&g| !g));
+    // A model of another shape, and strengths that are not positive, are refused.
+    let small = TrainModel {
+        bert: BertModel::random(&crate::common::tiny_config(1), 4, &train_device).unwrap(),
+        cross: None,
+    };
+    let Err(err) = pull.apply(small, 0.05) else {
+        panic!("a model of another shape was pulled");
+    };
+    assert!(err.to_string().contains("fewer weights"), "{err}");
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(StartPull::new(&start, bad).is_err(), "{bad}");
+    }
+}

@@ -262,24 +262,33 @@ fn print_eval_table(engine: &serde_json::Value, py: &serde_json::Value) {
 /// MS MARCO subset when `../shared/data` is present, else the demo corpus. Query = the
 /// passage's first words, positive = the passage, negative = the next passage.
 pub fn training_records(path: &std::path::Path, n: usize) -> anyhow::Result<()> {
-    let shared = root().join("../shared/data/msmarco-subset/corpus.jsonl");
-    let source = if shared.is_file() {
-        std::fs::read_to_string(&shared)?
-    } else {
+    let mut corpus = root().join("../shared/data/msmarco-subset/corpus.jsonl");
+    if !corpus.is_file() {
         println!("training records: ../shared/data is absent; using the demo corpus (SKIPPED: MS MARCO passages)");
-        std::fs::read_to_string(root().join("engine/demo/corpus.jsonl"))?
-    };
-    let passages: Vec<String> = source
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter_map(|v| v["text"].as_str().map(str::to_string))
-        .filter(|t| !t.trim().is_empty())
-        .collect();
+        corpus = root().join("engine/demo/corpus.jsonl");
+    }
+    let source = std::fs::read_to_string(&corpus)
+        .with_context(|| format!("reading {}", corpus.display()))?;
+    let mut passages = Vec::new();
+    for (number, line) in source.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let doc: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not a JSON line", corpus.display(), number + 1))?;
+        match doc["text"].as_str() {
+            Some(text) if !text.trim().is_empty() => passages.push(text.to_string()),
+            _ => {}
+        }
+    }
     anyhow::ensure!(
         passages.len() > 1,
-        "no passages to build training records from"
+        "{}: fewer than two passages with text to build training records from",
+        corpus.display()
     );
-    let mut f = std::fs::File::create(path)?;
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?,
+    );
     for i in 0..n {
         let p = &passages[i % passages.len()];
         let q: String = p.split_whitespace().take(8).collect::<Vec<_>>().join(" ");
@@ -292,7 +301,8 @@ pub fn training_records(path: &std::path::Path, n: usize) -> anyhow::Result<()> 
         });
         writeln!(f, "{record}")?;
     }
-    Ok(())
+    f.flush()
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Runs `trainer train --loss infonce` (release) into `out` and returns its pairs/s over the

@@ -97,6 +97,15 @@ enum Cmd {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
+    /// Write the training records `bench-train` times (real passages: MS MARCO's, else the
+    /// demo corpus's), for a run elsewhere (engine/benches/gpu_kit.sh packs them).
+    BenchRecords {
+        /// The JSONL file to write.
+        out: std::path::PathBuf,
+        /// How many records.
+        #[arg(long, default_value_t = 3072)]
+        count: usize,
+    },
     /// Fine-tune the instruction-following model of recipes/recipe.json (make its data, train, compare with the base).
     Recipe {
         /// The GPU variant (recipes/recipe-gpu.json, built with the cuda feature).
@@ -173,6 +182,7 @@ fn main() {
             passage_max_length,
             &device,
         ),
+        Cmd::BenchRecords { out, count } => bench::training_records(&out, count),
         Cmd::StCompat => tasks::st_compat(),
         Cmd::MtebCompat => tasks::mteb_compat(),
         Cmd::LancedbCompat => tasks::lancedb_compat(),

@@ -1,9 +1,10 @@
 //! Fine-tuning support that belongs with the model rather than with a training loop: batching
 //! ([`batch`]) of the training records ([`crate::data::records`]), the contrastive objectives
-//! ([`objectives`]), distillation ([`distill`]), one optimiser step ([`step`]), the lesson's
-//! loop ([`lesson`]), weight interpolation ([`interpolate`]) and the differentiable embedding
-//! of texts. The loop of a run (checkpoints, logs) is the `trainer` binary's; the programs that
-//! write training records are the `synth` crate's.
+//! ([`objectives`]), distillation ([`distill`]), one optimiser step ([`step`]) and the pull
+//! toward the start weights after it ([`start_pull`]), the lesson's loop ([`lesson`]), weight
+//! interpolation ([`interpolate`]) and the differentiable embedding of texts. The loop of a run
+//! (checkpoints, logs) is the `trainer` binary's; the programs that write training records are
+//! the `synth` crate's.
 
 pub mod batch;
 pub mod distill;
@@ -12,6 +13,8 @@ pub mod interpolate;
 pub mod lesson;
 pub mod model;
 pub mod objectives;
+#[cfg(feature = "autodiff")]
+pub mod start_pull;
 #[cfg(feature = "autodiff")]
 pub mod step;
 

@@ -130,6 +130,8 @@ train_config! {
     lr: f64 = 5e-5;
     /// AdamW's decoupled weight decay.
     weight_decay: f64 = 0.01;
+    /// Strength λ of the pull toward the starting model's weights (decoupled L2-SP; 0 = none): after each optimiser step at learning rate lr, every trainable encoder weight moves lr x λ of its distance to its starting value back (AdamW's weight decay pulls toward zero; this pulls toward where fine-tuning began, as a step of its own rather than through Adam's normalisation).
+    start_pull: f64 = 0.0;
     /// AdamW's β1.
     beta1: f64 = 0.9;
     /// AdamW's β2.
@@ -210,7 +212,7 @@ impl TrainConfig {
     }
 
     /// The real numbers' checks, as [`TrainConfig::count_checks`].
-    fn real_checks(&self) -> [(&'static str, bool, &'static str); 15] {
+    fn real_checks(&self) -> [(&'static str, bool, &'static str); 16] {
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let below_one = |x: f64| (0.0..1.0).contains(&x);
         let positive = |x: f64| x > 0.0 && x.is_finite();
@@ -221,6 +223,11 @@ impl TrainConfig {
                 "--weight-decay",
                 non_negative(self.weight_decay),
                 "0 or more",
+            ),
+            (
+                "--start-pull",
+                non_negative(self.start_pull),
+                "0 (none) or more",
             ),
             ("--beta1", below_one(self.beta1), "in [0, 1)"),
             ("--beta2", below_one(self.beta2), "in [0, 1)"),

@@ -27,6 +27,7 @@ use burn::module::Module;
 use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::Tensor;
 
+use engine::training::start_pull::StartPull;
 use engine::training::step::{
     direct_gradients, micro_batch_layout, unscale_and_clip, BlockSampling, LossScale, Optimizer,
     RecordStream, StepArithmetic,
@@ -75,6 +76,8 @@ struct Run {
     log: MetricsLog,
     eval_set: Option<engine::EvalSet>,
     distillation: Option<distill::Distillation>,
+    /// The pull toward the starting weights after each step (`start_pull` > 0).
+    start_pull: Option<StartPull>,
     resumed: bool,
     start_step: usize,
     step: usize,
@@ -122,6 +125,7 @@ impl Run {
         );
         let distillation =
             distill::Distillation::prepare(&config, &setup, plan.loss.temperature, start_step > 0)?;
+        let start_pull = start_pull(&config, &setup)?;
         let bar = crate::progress::train_bar(total_steps);
         bar.set_position(start_step as u64);
         Ok(Run {
@@ -135,6 +139,7 @@ impl Run {
             log,
             eval_set,
             distillation,
+            start_pull,
             resumed: resume_from.is_some(),
             start_step,
             step: start_step,
@@ -203,6 +208,9 @@ impl Run {
         }
         // The model moves through the optimiser: no second reference keeps its old weights.
         self.model = self.optimizer.step(lr, self.model, grads);
+        if let Some(pull) = &self.start_pull {
+            self.model = pull.apply(self.model, lr)?;
+        }
         self.step += 1;
         self.last_loss = loss;
         self.pairs_done += pairs;
@@ -393,6 +401,17 @@ impl Run {
         );
         Ok(())
     }
+}
+
+/// The pull toward the starting model's encoder weights, when `start_pull` asks for one
+/// (always the base model's weights: a resumed run pulls toward where the run began).
+fn start_pull(config: &TrainConfig, setup: &Setup) -> anyhow::Result<Option<StartPull>> {
+    if config.start_pull == 0.0 {
+        return Ok(None);
+    }
+    let start =
+        engine::bert::BertModel::from_files(&setup.base, &setup.model_config.bert, &setup.device)?;
+    Ok(Some(StartPull::new(&start, config.start_pull)?))
 }
 
 /// The optimiser steps of a run: `max_steps`, else as many as `epochs` needs.
