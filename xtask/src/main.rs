@@ -121,6 +121,24 @@ enum Cmd {
         #[arg(long, default_value = "recipes/ablations.json")]
         manifest: std::path::PathBuf,
     },
+    /// One trained model against the base on a manifest's sets (paired tests), the table printed
+    /// and RESULTS.md left alone: how a variant trained on its own is measured.
+    Compare {
+        /// The model folder (e.g. runs/judged/j29/model).
+        model: std::path::PathBuf,
+        /// The model's name in the table.
+        #[arg(long, default_value = "fine-tuned")]
+        label: String,
+        /// Also evaluate on the BIRCO dev sets.
+        #[arg(long)]
+        birco: bool,
+        /// The manifest whose sets to compare on.
+        #[arg(long, default_value = "recipes/recipe.json")]
+        manifest: std::path::PathBuf,
+        /// Only the sets whose label contains this.
+        #[arg(long)]
+        only: Option<String>,
+    },
     /// Check that sentence-transformers loads a model written by `trainer train` (after `test`).
     StCompat,
     /// Check that MTEB reads the result files `trainer eval --mteb-output` writes.
@@ -188,6 +206,13 @@ fn main() {
         Cmd::LancedbCompat => tasks::lancedb_compat(),
         Cmd::Recipe { gpu } => recipe::run_recipe(gpu),
         Cmd::Ablation { birco, manifest } => recipe::run_ablation(birco, &manifest),
+        Cmd::Compare {
+            model,
+            label,
+            birco,
+            manifest,
+            only,
+        } => recipe::run_compare(&model, &label, birco, &manifest, only.as_deref()),
     };
     if let Err(e) = result {
         eprintln!("xtask error: {e:#}");

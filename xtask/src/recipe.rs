@@ -3,7 +3,9 @@
 //! training data to make (`trainer synth ...`), the `trainer train` configs to run in order,
 //! and the evaluation sets to compare on; then they compare base and fine-tuned models with
 //! paired tests and write the table into RESULTS.md (recipes/README.md). The recipe's model is
-//! its manifest's last variant. Nothing here knows a set or a setting: the manifests do.
+//! its manifest's last variant. `cargo xtask compare MODEL` measures one model trained on its
+//! own on a manifest's sets, printing the table. Nothing here knows a set or a setting: the
+//! manifests do.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -263,6 +265,46 @@ pub fn run_ablation(birco: bool, manifest_path: &Path) -> anyhow::Result<()> {
         ),
     )?;
     println!("\nRESULTS.md written (ablation table)");
+    Ok(())
+}
+
+/// `cargo xtask compare`: `model` (already trained) against the base on `manifest_path`'s
+/// sets (the BIRCO ones with `birco`; only those whose label contains `only`), the table
+/// printed and RESULTS.md left alone.
+pub fn run_compare(
+    model_dir: &Path,
+    label: &str,
+    birco: bool,
+    manifest_path: &Path,
+    only: Option<&str>,
+) -> anyhow::Result<()> {
+    let base = model::fetch_default()?;
+    let manifest = Manifest::read(&root().join(manifest_path))?;
+    let model_dir = root().join(model_dir);
+    anyhow::ensure!(
+        model_dir.join("config.json").is_file(),
+        "{}: not a model folder (no config.json)",
+        model_dir.display()
+    );
+    let with: &[&str] = if birco { &["birco"] } else { &[] };
+    let sets: Vec<EvalSetRef> = present_sets(&manifest.sets, with)
+        .into_iter()
+        .filter(|s| only.is_none_or(|o| s.label.contains(o)))
+        .collect();
+    anyhow::ensure!(
+        !sets.is_empty(),
+        "no set of {} to compare on",
+        manifest_path.display()
+    );
+    let trainer = build_trainer(false)?;
+    let models = [(label.to_string(), model_dir)];
+    let table = comparison_table(&trainer, &base, &models, &sets)?;
+    println!(
+        "
+{TABLE_NOTE}
+
+{table}"
+    );
     Ok(())
 }
 
