@@ -770,6 +770,7 @@ fn distillation_adds_nothing_while_the_model_is_its_teacher_then_acts() {
     let args = common_and(&model, &data, &distilled, &flags);
     let err = ok(&train(&args));
     assert!(err.contains("distillation: 4 anchors"), "{err}");
+    assert!(err.contains("temperature 0.05"), "the objective's τ: {err}");
     let (a, b) = (losses(&plain), losses(&distilled));
     // At the first step the student is the teacher: the divergence is 0 and so is its gradient.
     assert!((a[0] - b[0]).abs() < 1e-5, "{a:?} vs {b:?}");
@@ -783,6 +784,23 @@ fn distillation_adds_nothing_while_the_model_is_its_teacher_then_acts() {
             &weights(&plain.join("model")),
             &weights(&distilled.join("model"))
         ) > 0.0
+    );
+    // A softer teacher distribution (--distill-temperature) is another term: another path.
+    let soft = dir.join("soft");
+    let args = common_and(&model, &data, &soft, &flags);
+    let err = ok(&train(
+        &[&args[..], &["--distill-temperature", "0.5"]].concat(),
+    ));
+    assert!(err.contains("temperature 0.5"), "{err}");
+    let c = losses(&soft);
+    assert!((a[0] - c[0]).abs() < 1e-5, "{a:?} vs {c:?}");
+    assert!(
+        b.iter().zip(&c).skip(1).any(|(x, y)| (x - y).abs() > 1e-4),
+        "{b:?} vs {c:?}"
+    );
+    refused(
+        &train(&[&args[..], &["--distill-temperature=-1"]].concat()),
+        &["--distill-temperature"],
     );
 }
 

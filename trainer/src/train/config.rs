@@ -150,7 +150,7 @@ train_config! {
     checkpoint_every: usize = 100;
     /// Checkpoints kept on disk (older ones are deleted).
     keep_checkpoints: usize = 2;
-    /// Distillation anchors (learning without forgetting): instruction-negative records (formats.md §3) whose passages, under their instruction and query, the model keeps ranking as the teacher does (KL divergence of the two softmax distributions at the loss's τ); empty = none. `trainer synth anchors` makes them.
+    /// Distillation anchors (learning without forgetting): instruction-negative records (formats.md §3) whose passages, under their instruction and query, the model keeps ranking as the teacher does (KL divergence of the two softmax distributions at --distill-temperature, by default the loss's τ); empty = none. `trainer synth anchors` makes them.
     distill_data: PathBuf = PathBuf::new();
     /// The frozen teacher of the distillation; empty = the run's starting model (`model`).
     distill_teacher: PathBuf = PathBuf::new();
@@ -158,6 +158,8 @@ train_config! {
     distill_weight: f64 = 1.0;
     /// Distillation anchors per micro-batch (drawn from their own seeded stream).
     distill_batch: usize = 4;
+    /// Temperature of the distillation's softmax over each anchor's cosines; 0 = the objective's τ. At τ = 0.05 the teacher's distribution is nearly all on its top passage, so the term keeps the top and lets the rest of the list reorder; a higher temperature spreads it over the whole list (Hinton et al.'s soft targets) and the term keeps every candidate's place. The term's gradient shrinks about as 1/T² (Hinton et al. multiply the term by T²): raise --distill-weight with it.
+    distill_temperature: f64 = 0.0;
     /// Share of the starting model's weights in the saved model/ (weight-space ensembling, `trainer interpolate`): 0 = the trained weights; s != 0 saves (1 - s) x trained + s x start in model/ and the trained weights in model-tuned/; s < 0 extrapolates past the trained weights, away from the start (ExPO; -0.25 = 1.25 x trained - 0.25 x start); within [-1, 1] (the evaluations during the run, the last one included, score the trained weights; `trainer eval --model DIR/model` scores the mix).
     start_share: f64 = 0.0;
     /// Evaluation-set folder (formats.md §1) evaluated during training; empty = none.
@@ -212,7 +214,7 @@ impl TrainConfig {
     }
 
     /// The real numbers' checks, as [`TrainConfig::count_checks`].
-    fn real_checks(&self) -> [(&'static str, bool, &'static str); 16] {
+    fn real_checks(&self) -> [(&'static str, bool, &'static str); 17] {
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let below_one = |x: f64| (0.0..1.0).contains(&x);
         let positive = |x: f64| x > 0.0 && x.is_finite();
@@ -261,6 +263,11 @@ impl TrainConfig {
                 "--distill-weight",
                 positive(self.distill_weight),
                 "a positive number",
+            ),
+            (
+                "--distill-temperature",
+                non_negative(self.distill_temperature),
+                "positive (0: the objective's τ)",
             ),
             (
                 "--exclusion-weight",

@@ -3,7 +3,8 @@
 //! the run folder (`teacher-scores.json`) so that a resumed run reads them instead of encoding
 //! every anchor again (minutes on a CPU) and distils toward exactly the scores its first start
 //! computed; each micro-batch then
-//! adds `distill_weight` x the mean KL(teacher ‖ student) of `distill_batch` anchors drawn
+//! adds `distill_weight` x the mean KL(teacher ‖ student) at `distill_temperature` (default
+//! the objective's τ) of `distill_batch` anchors drawn
 //! from their own seeded stream (a pure function of the micro-batch number, so a resumed run
 //! draws what an uninterrupted one would).
 
@@ -42,11 +43,12 @@ pub struct Distillation {
 impl Distillation {
     /// The run's distillation, or `None` when `distill_data` is empty. The teacher is
     /// `distill_teacher` (default: the run's starting model) on the run's device, without
-    /// gradients; a resumed run reads the scores its first start saved.
+    /// gradients; a resumed run reads the scores its first start saved. `objective_temperature`
+    /// is the objective's τ, the distillation's unless `distill_temperature` is set.
     pub fn prepare(
         config: &TrainConfig,
         setup: &Setup,
-        temperature: f64,
+        objective_temperature: f64,
         resuming: bool,
     ) -> anyhow::Result<Option<Self>> {
         if config.distill_data.as_os_str().is_empty() {
@@ -102,8 +104,13 @@ impl Distillation {
                 SavedScores { key, scores }.write_or_warn(&saved)
             }
         };
+        let temperature = if config.distill_temperature > 0.0 {
+            config.distill_temperature
+        } else {
+            objective_temperature
+        };
         eprintln!(
-            "distillation: {} anchors from {}, teacher {}, {} per micro-batch, weight {}",
+            "distillation: {} anchors from {}, teacher {}, {} per micro-batch, weight {}, temperature {temperature}",
             anchors.len(),
             config.distill_data.display(),
             teacher_dir.display(),
