@@ -61,10 +61,11 @@ const TASK_BUDGET = `${TASK_CPU_MS} ms of CPU, ${TASK_WALL_MS} ms of wall clock`
 // Runs `work` while Chromium traces; returns the tasks of the page's main thread
 // (`CrRendererMain` of the renderer processes that show the test's origin: the trace also holds
 // Chromium's own, such as its WebUI renderer starting beside the first page) over 50 ms of
-// wall clock or CPU, as { wall, cpu } in ms, in order.
+// wall clock or CPU, as { wall, cpu, inside } in ms, in order. `inside` names the longest
+// events the task ran (`insideOf`), so that a task over the budget says what it was.
 async function traceTasks(p, work) {
   const b = p.context().browser();
-  await b.startTracing(p, { categories: ['disabled-by-default-devtools.timeline'] });
+  await b.startTracing(p, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.wasm'] });
   let trace;
   try {
     await work();
@@ -82,14 +83,38 @@ async function traceTasks(p, work) {
   if (pages.size === 0) throw new Error(`the trace shows no renderer of ${origin}`);
   const main = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain' && pages.has(e.pid))
     .map((e) => `${e.pid}:${e.tid}`));
-  return events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && main.has(`${e.pid}:${e.tid}`))
+  const onMain = (e) => e.ph === 'X' && main.has(`${e.pid}:${e.tid}`);
+  return events.filter((e) => onMain(e) && e.name === 'RunTask')
     .sort((a, b) => a.ts - b.ts)
-    .map((e) => ({ wall: Math.round(e.dur / 1000), cpu: Math.round((e.tdur ?? e.dur) / 1000) }))
-    .filter((t) => t.wall > 50 || t.cpu > 50);
+    .map((e) => ({ task: e, wall: Math.round(e.dur / 1000), cpu: Math.round((e.tdur ?? e.dur) / 1000) }))
+    .filter((t) => t.wall > 50 || t.cpu > 50)
+    .map(({ task, wall, cpu }) => ({ wall, cpu, inside: insideOf(task, events.filter(onMain)) }));
+}
+
+// The three longest events (by CPU) that ran inside `task` on its thread, each as
+// "name what cpu/wall ms", where `what` is the script, function or event type the trace gives.
+function insideOf(task, events) {
+  const end = task.ts + task.dur;
+  const what = (e) => {
+    const d = e.args?.data ?? {};
+    const file = (d.url ?? d.scriptName ?? '').split('/').pop();
+    return [d.functionName, file, d.type].filter(Boolean).join(' ');
+  };
+  return events
+    .filter((e) => e !== task && e.pid === task.pid && e.tid === task.tid && e.name !== 'RunTask'
+      && e.ts >= task.ts && e.ts + (e.dur ?? 0) <= end)
+    .sort((a, b) => (b.tdur ?? b.dur ?? 0) - (a.tdur ?? a.dur ?? 0))
+    .slice(0, 3)
+    .map((e) => `${e.name}${what(e) ? ` (${what(e)})` : ''} ${Math.round((e.tdur ?? e.dur ?? 0) / 1000)}/${Math.round((e.dur ?? 0) / 1000)} ms`);
 }
 const withinBudget = (tasks) => tasks.every((t) => t.cpu <= TASK_CPU_MS && t.wall <= TASK_WALL_MS);
-const describeTasks = (tasks) => `${tasks.length} task(s) over 50 ms, longest ${Math.max(0, ...tasks.map((t) => t.cpu))} ms of CPU `
-  + `and ${Math.max(0, ...tasks.map((t) => t.wall))} ms of wall clock (cpu/wall: ${JSON.stringify(tasks.map((t) => `${t.cpu}/${t.wall}`))})`;
+// The tasks' count, longest CPU and wall times, every task's, and what the heaviest one ran.
+const describeTasks = (tasks) => {
+  const heaviest = tasks.reduce((a, t) => (a && a.cpu >= t.cpu ? a : t), null);
+  return `${tasks.length} task(s) over 50 ms, longest ${Math.max(0, ...tasks.map((t) => t.cpu))} ms of CPU `
+    + `and ${Math.max(0, ...tasks.map((t) => t.wall))} ms of wall clock (cpu/wall: ${JSON.stringify(tasks.map((t) => `${t.cpu}/${t.wall}`))})`
+    + (heaviest ? `; the heaviest ran ${JSON.stringify(heaviest.inside)}` : '');
+};
 
 function check(name, ok, detail = '') {
   summary.checks.push({ name, ok, detail });
