@@ -65,45 +65,7 @@ impl Distillation {
         } else {
             &config.distill_teacher
         };
-        let teacher = ModelFiles::read_dir(teacher_dir)?;
-        let teacher_config = ModelConfig::from_files(&teacher)?;
-        let model_config = &setup.model_config;
-        if teacher_config.bert.hidden_size != model_config.bert.hidden_size
-            || teacher_config.bert.vocab_size != model_config.bert.vocab_size
-        {
-            bail!(
-                "{}: the teacher's width or vocabulary differs from the model's",
-                teacher_dir.display()
-            );
-        }
-        let key = ScoresKey {
-            teacher: teacher.fingerprint(),
-            base: setup.base.fingerprint(),
-            anchors: std::fs::read(&config.distill_data)
-                .with_context(|| format!("{}: cannot read", config.distill_data.display()))?,
-            limits: [
-                config.query_max_length,
-                config.passage_max_length,
-                config.encode_chunk,
-            ],
-            template: serde_json::to_string(&config.template)?,
-        }
-        .digest();
-        let saved = config.output.join(TEACHER_SCORES);
-        let scores = match resuming
-            .then(|| SavedScores::read(&saved, &key, &anchors))
-            .flatten()
-        {
-            Some(scores) => {
-                eprintln!("distillation: teacher scores read from {}", saved.display());
-                scores
-            }
-            None => {
-                let model = TrainModel::load(&teacher, &teacher_config, false, &setup.device)?;
-                let scores = teacher_scores(&model, &setup.texts, &anchors)?;
-                SavedScores { key, scores }.write_or_warn(&saved)
-            }
-        };
+        let scores = saved_or_scored(config, setup, teacher_dir, &anchors, resuming)?;
         let temperature = if config.distill_temperature > 0.0 {
             config.distill_temperature
         } else {
@@ -179,6 +141,58 @@ impl Distillation {
     pub fn per_batch(&self) -> usize {
         self.per_batch
     }
+}
+
+/// The teacher's cosines over every anchor's candidates: read from the run folder when a
+/// resumed run saved them under the same key (teacher, starting model, anchors file, token
+/// limits, template), else computed by the teacher at `teacher_dir` and saved there.
+fn saved_or_scored(
+    config: &TrainConfig,
+    setup: &Setup,
+    teacher_dir: &Path,
+    anchors: &[DistillationAnchor],
+    resuming: bool,
+) -> anyhow::Result<Vec<Vec<f32>>> {
+    let teacher = ModelFiles::read_dir(teacher_dir)?;
+    let teacher_config = ModelConfig::from_files(&teacher)?;
+    let model_config = &setup.model_config;
+    if teacher_config.bert.hidden_size != model_config.bert.hidden_size
+        || teacher_config.bert.vocab_size != model_config.bert.vocab_size
+    {
+        bail!(
+            "{}: the teacher's width or vocabulary differs from the model's",
+            teacher_dir.display()
+        );
+    }
+    let key = ScoresKey {
+        teacher: teacher.fingerprint(),
+        base: setup.base.fingerprint(),
+        anchors: std::fs::read(&config.distill_data)
+            .with_context(|| format!("{}: cannot read", config.distill_data.display()))?,
+        limits: [
+            config.query_max_length,
+            config.passage_max_length,
+            config.encode_chunk,
+        ],
+        template: serde_json::to_string(&config.template)?,
+    }
+    .digest();
+    let saved = config.output.join(TEACHER_SCORES);
+    let scores = match resuming
+        .then(|| SavedScores::read(&saved, &key, anchors))
+        .flatten()
+    {
+        Some(scores) => {
+            eprintln!("distillation: teacher scores read from {}", saved.display());
+            scores
+        }
+        None => {
+            let model = TrainModel::load(&teacher, &teacher_config, false, &setup.device)?;
+            let scores = teacher_scores(&model, &setup.texts, anchors)?;
+            SavedScores { key, scores }.write_or_warn(&saved)
+        }
+    };
+    Ok(scores)
 }
 
 /// Everything the teacher's scores depend on besides the arithmetic.
