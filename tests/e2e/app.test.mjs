@@ -84,12 +84,12 @@ async function traceTasks(p, work) {
   if (pages.size === 0) throw new Error(`the trace shows no renderer of ${origin}`);
   const main = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain' && pages.has(e.pid))
     .map((e) => `${e.pid}:${e.tid}`));
-  const onMain = (e) => e.ph === 'X' && main.has(`${e.pid}:${e.tid}`);
-  return events.filter((e) => onMain(e) && e.name === 'RunTask')
+  const mainEvents = events.filter((e) => e.ph === 'X' && main.has(`${e.pid}:${e.tid}`));
+  return mainEvents.filter((e) => e.name === 'RunTask')
     .sort((a, b) => a.ts - b.ts)
     .map((e) => ({ task: e, wall: Math.round(e.dur / 1000), cpu: Math.round((e.tdur ?? e.dur) / 1000) }))
     .filter((t) => t.wall > 50 || t.cpu > 50)
-    .map(({ task, wall, cpu }) => ({ wall, cpu, inside: insideOf(task, events.filter(onMain)) }));
+    .map(({ task, wall, cpu }) => ({ wall, cpu, inside: insideOf(task, mainEvents) }));
 }
 
 // The four longest events (by CPU) that ran inside `task` on its thread, each as
