@@ -802,6 +802,39 @@ fn distillation_adds_nothing_while_the_model_is_its_teacher_then_acts() {
         &train(&[&args[..], &["--distill-temperature=-1"]].concat()),
         &["--distill-temperature"],
     );
+    // The embedding term (--distill-embedding-weight) adds nothing while the student embeds
+    // as the teacher does, then holds the anchors' texts: another path, and the teacher's
+    // embeddings saved beside its scores.
+    let held = dir.join("held");
+    let args = common_and(&model, &data, &held, &flags);
+    let err = ok(&train(
+        &[&args[..], &["--distill-embedding-weight", "5"]].concat(),
+    ));
+    assert!(err.contains("embedding weight 5"), "{err}");
+    let e = losses(&held);
+    assert!((a[0] - e[0]).abs() < 1e-5, "{a:?} vs {e:?}");
+    assert!(
+        b.iter().zip(&e).skip(1).any(|(x, y)| (x - y).abs() > 1e-4),
+        "{b:?} vs {e:?}"
+    );
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(held.join("teacher-scores.json")).unwrap()).unwrap();
+    let dim = saved["embeddings"]["dim"]
+        .as_u64()
+        .expect("the embeddings' width") as usize;
+    let passages = saved["embeddings"]["passages"]
+        .as_array()
+        .expect("passages");
+    assert!(dim > 0 && !passages.is_empty() && passages.len().is_multiple_of(dim));
+    let plain_saved = std::fs::read_to_string(distilled.join("teacher-scores.json")).unwrap();
+    assert!(
+        !plain_saved.contains("embeddings"),
+        "kept only for the term"
+    );
+    refused(
+        &train(&[&args[..], &["--distill-embedding-weight=-1"]].concat()),
+        &["--distill-embedding-weight"],
+    );
 }
 
 #[test]
@@ -883,10 +916,18 @@ fn two_cpu_replicas_distil_as_one_device_does() {
     ];
     // Three anchors per micro-batch over two accumulated micro-batches: the replicas' shares
     // are one and two anchors, each divided by the accumulation. One anchor: the first
-    // replica has none.
-    let cases: [&[&str]; 2] = [
+    // replica has none. The embedding term is split the same way.
+    let cases: [&[&str]; 3] = [
         &["--distill-batch", "3", "--grad-accumulation", "2"],
         &["--distill-batch", "1"],
+        &[
+            "--distill-batch",
+            "3",
+            "--grad-accumulation",
+            "2",
+            "--distill-embedding-weight",
+            "5",
+        ],
     ];
     for (i, case) in cases.iter().enumerate() {
         let flags = [&distill[..], case].concat();

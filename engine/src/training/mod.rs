@@ -30,7 +30,7 @@ use crate::tokenize::TextTokenizer;
 pub use crate::data::records;
 pub use crate::data::records::TrainingTuple;
 pub use batch::{epoch_order, BareContrast, BatchLayout, Demotion, ExcludedGroup, TupleIndex};
-pub use distill::{distillation_loss, AnchorRow, DistillationAnchor};
+pub use distill::{distillation_loss, embedding_drift, AnchorRow, DistillationAnchor};
 pub use model::TrainingPrecision;
 pub use objectives::{Factor, Loss, Objective};
 pub use records::{RecordFile, TrainingRecord};

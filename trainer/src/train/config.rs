@@ -160,6 +160,8 @@ train_config! {
     distill_batch: usize = 4;
     /// Temperature of the distillation's softmax over each anchor's cosines; 0 = the objective's τ. At τ = 0.05 the teacher's distribution is nearly all on its top passage, so the term keeps the top and lets the rest of the list reorder; a higher temperature spreads it over the whole list (Hinton et al.'s soft targets) and the term keeps every candidate's place. The term's gradient shrinks about as 1/T² (Hinton et al. multiply the term by T²): raise --distill-weight with it.
     distill_temperature: f64 = 0.0;
+    /// Weight of the anchors' embedding term (0 = none): each anchor text's 1 - cosine between the model's embedding and the teacher's (its query, plus the mean over its candidates), averaged over the anchors drawn. The divergence holds the order of each anchor's candidates among themselves, so the space around them may still turn; this term holds where the anchor texts lie. Its gradient is 0 while the model embeds as the teacher does.
+    distill_embedding_weight: f64 = 0.0;
     /// Share of the starting model's weights in the saved model/ (weight-space ensembling, `trainer interpolate`): 0 = the trained weights; s != 0 saves (1 - s) x trained + s x start in model/ and the trained weights in model-tuned/; s < 0 extrapolates past the trained weights, away from the start (ExPO; -0.25 = 1.25 x trained - 0.25 x start); within [-1, 1] (the evaluations during the run, the last one included, score the trained weights; `trainer eval --model DIR/model` scores the mix).
     start_share: f64 = 0.0;
     /// Evaluation-set folder (formats.md §1) evaluated during training; empty = none.
@@ -214,7 +216,7 @@ impl TrainConfig {
     }
 
     /// The real numbers' checks, as [`TrainConfig::count_checks`].
-    fn real_checks(&self) -> [(&'static str, bool, &'static str); 17] {
+    fn real_checks(&self) -> [(&'static str, bool, &'static str); 18] {
         let unit = |x: f64| (0.0..=1.0).contains(&x);
         let below_one = |x: f64| (0.0..1.0).contains(&x);
         let positive = |x: f64| x > 0.0 && x.is_finite();
@@ -268,6 +270,11 @@ impl TrainConfig {
                 "--distill-temperature",
                 non_negative(self.distill_temperature),
                 "positive (0: the objective's τ)",
+            ),
+            (
+                "--distill-embedding-weight",
+                non_negative(self.distill_embedding_weight),
+                "0 (none) or more",
             ),
             (
                 "--exclusion-weight",

@@ -6,18 +6,23 @@
 //! adds `distill_weight` x the mean KL(teacher ‖ student) at `distill_temperature` (default
 //! the objective's τ) of `distill_batch` anchors drawn
 //! from their own seeded stream (a pure function of the micro-batch number, so a resumed run
-//! draws what an uninterrupted one would).
+//! draws what an uninterrupted one would). With `distill_embedding_weight` > 0 the teacher's
+//! embeddings of the anchor texts are kept (and saved) too, and each micro-batch adds that
+//! weight x the anchors' [`engine::training::embedding_drift`]: where the texts lie, not only
+//! their order.
 
 use std::path::Path;
 
 use anyhow::{bail, Context};
-use burn::tensor::Tensor;
+use burn::tensor::{Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use engine::model_files::ModelFiles;
 use engine::rng::SplitMix64;
-use engine::training::{distillation_loss, AnchorRow, BatchLayout, DistillationAnchor, RecordFile};
+use engine::training::{
+    distillation_loss, embedding_drift, AnchorRow, BatchLayout, DistillationAnchor, RecordFile,
+};
 use engine::ModelConfig;
 
 use super::config::TrainConfig;
@@ -38,6 +43,45 @@ pub struct Distillation {
     weight: f64,
     temperature: f64,
     seed: u64,
+    /// The embedding term, when `distill_embedding_weight` > 0.
+    embedding: Option<EmbeddingTerm>,
+}
+
+/// The anchors' embedding term: its weight, the teacher's embeddings of every anchor text, and
+/// where each anchor's texts are among them.
+struct EmbeddingTerm {
+    weight: f64,
+    teacher: TeacherEmbeddings,
+    /// Anchor `a`'s pair and candidates in `teacher` (all anchors laid out at once).
+    rows: Vec<AnchorRow>,
+}
+
+/// The teacher's embeddings of the anchor texts as all anchors laid out at once lay them out
+/// (a passage that is a candidate of several anchors once): unit rows, `dim` wide.
+#[derive(Serialize, Deserialize)]
+struct TeacherEmbeddings {
+    dim: usize,
+    pairs: Vec<f32>,
+    passages: Vec<f32>,
+}
+
+impl TeacherEmbeddings {
+    /// Row `i` of `matrix` (`pairs` or `passages`).
+    fn row<'a>(&self, matrix: &'a [f32], i: usize) -> &'a [f32] {
+        &matrix[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Whether these are `pairs` x `passages` finite rows.
+    fn fit(&self, pairs: usize, passages: usize) -> bool {
+        self.dim > 0
+            && self.pairs.len() == pairs * self.dim
+            && self.passages.len() == passages * self.dim
+            && self
+                .pairs
+                .iter()
+                .chain(&self.passages)
+                .all(|v| v.is_finite())
+    }
 }
 
 impl Distillation {
@@ -65,20 +109,34 @@ impl Distillation {
         } else {
             &config.distill_teacher
         };
-        let scores = saved_or_scored(config, setup, teacher_dir, &anchors, resuming)?;
+        let with_embeddings = config.distill_embedding_weight > 0.0;
+        let (scores, embeddings) = saved_or_scored(
+            config,
+            setup,
+            teacher_dir,
+            &anchors,
+            resuming,
+            with_embeddings,
+        )?;
         let temperature = if config.distill_temperature > 0.0 {
             config.distill_temperature
         } else {
             objective_temperature
         };
         eprintln!(
-            "distillation: {} anchors from {}, teacher {}, {} per micro-batch, weight {}, temperature {temperature}",
+            "distillation: {} anchors from {}, teacher {}, {} per micro-batch, weight {}, temperature {temperature}, embedding weight {}",
             anchors.len(),
             config.distill_data.display(),
             teacher_dir.display(),
             config.distill_batch,
-            config.distill_weight
+            config.distill_weight,
+            config.distill_embedding_weight
         );
+        let embedding = embeddings.map(|teacher| EmbeddingTerm {
+            weight: config.distill_embedding_weight,
+            teacher,
+            rows: lay_out(anchors.iter()).1,
+        });
         Ok(Some(Distillation {
             anchors,
             teacher: scores,
@@ -86,6 +144,7 @@ impl Distillation {
             weight: config.distill_weight,
             temperature,
             seed: config.seed,
+            embedding,
         }))
     }
 
@@ -125,16 +184,21 @@ impl Distillation {
         let pairs = model.embed_pairs(texts, &layout, 0..layout.pairs.len())?;
         let passages = model.embed_passages(texts, &layout, 0..layout.passages.len())?;
         let teacher: Vec<Vec<f32>> = chosen.iter().map(|&i| self.teacher[i].clone()).collect();
-        Ok(Some(
-            distillation_loss(
-                pairs.matmul(passages.transpose()),
-                &rows,
-                &teacher,
-                self.temperature,
-            )
-            .sum()
-            .mul_scalar(self.weight / self.per_batch as f64),
-        ))
+        let divergence = distillation_loss(
+            pairs.clone().matmul(passages.clone().transpose()),
+            &rows,
+            &teacher,
+            self.temperature,
+        )
+        .sum()
+        .mul_scalar(self.weight / self.per_batch as f64);
+        Ok(Some(match &self.embedding {
+            None => divergence,
+            Some(term) => {
+                let drift = term.drift(chosen, &rows, pairs, passages);
+                divergence + drift.mul_scalar(term.weight / self.per_batch as f64)
+            }
+        }))
     }
 
     /// Anchors drawn per micro-batch.
@@ -143,16 +207,57 @@ impl Distillation {
     }
 }
 
-/// The teacher's cosines over every anchor's candidates: read from the run folder when a
-/// resumed run saved them under the same key (teacher, starting model, anchors file, token
-/// limits, template), else computed by the teacher at `teacher_dir` and saved there.
+impl EmbeddingTerm {
+    /// The summed drift of the `chosen` anchors, laid out as `rows` with the model's
+    /// embeddings `pairs` and `passages`: each anchor's query's drift plus the mean of its
+    /// candidates' (a sum over anchors, so that disjoint shares add up).
+    fn drift(
+        &self,
+        chosen: &[usize],
+        rows: &[AnchorRow],
+        pairs: Tensor<2>,
+        passages: Tensor<2>,
+    ) -> Tensor<1> {
+        let (n_pairs, n_passages, dim) = (pairs.dims()[0], passages.dims()[0], self.teacher.dim);
+        let (mut pair_teacher, mut passage_teacher) =
+            (vec![0f32; n_pairs * dim], vec![0f32; n_passages * dim]);
+        let (mut pair_weight, mut passage_weight) = (vec![0f32; n_pairs], vec![0f32; n_passages]);
+        for (row, &anchor) in rows.iter().zip(chosen) {
+            let whole = &self.rows[anchor];
+            let teacher_pair = self.teacher.row(&self.teacher.pairs, whole.pair);
+            pair_teacher[row.pair * dim..(row.pair + 1) * dim].copy_from_slice(teacher_pair);
+            pair_weight[row.pair] += 1.0;
+            let share = 1.0 / row.candidates.len() as f32;
+            for (&here, &there) in row.candidates.iter().zip(&whole.candidates) {
+                let teacher_passage = self.teacher.row(&self.teacher.passages, there);
+                passage_teacher[here * dim..(here + 1) * dim].copy_from_slice(teacher_passage);
+                passage_weight[here] += share;
+            }
+        }
+        let device = pairs.device();
+        let matrix =
+            |v: Vec<f32>, n: usize| Tensor::<2>::from_data(TensorData::new(v, [n, dim]), &device);
+        let vector =
+            |v: Vec<f32>, n: usize| Tensor::<1>::from_data(TensorData::new(v, [n]), &device);
+        let pair_drift = embedding_drift(pairs, matrix(pair_teacher, n_pairs));
+        let passage_drift = embedding_drift(passages, matrix(passage_teacher, n_passages));
+        (pair_drift * vector(pair_weight, n_pairs)).sum()
+            + (passage_drift * vector(passage_weight, n_passages)).sum()
+    }
+}
+
+/// The teacher's cosines over every anchor's candidates, and its embeddings of the anchor
+/// texts when `with_embeddings`: read from the run folder when a resumed run saved them under
+/// the same key (teacher, starting model, anchors file, token limits, template), else
+/// computed by the teacher at `teacher_dir` and saved there.
 fn saved_or_scored(
     config: &TrainConfig,
     setup: &Setup,
     teacher_dir: &Path,
     anchors: &[DistillationAnchor],
     resuming: bool,
-) -> anyhow::Result<Vec<Vec<f32>>> {
+    with_embeddings: bool,
+) -> anyhow::Result<(Vec<Vec<f32>>, Option<TeacherEmbeddings>)> {
     let teacher = ModelFiles::read_dir(teacher_dir)?;
     let teacher_config = ModelConfig::from_files(&teacher)?;
     let model_config = &setup.model_config;
@@ -178,21 +283,26 @@ fn saved_or_scored(
     }
     .digest();
     let saved = config.output.join(TEACHER_SCORES);
-    let scores = match resuming
-        .then(|| SavedScores::read(&saved, &key, anchors))
-        .flatten()
-    {
-        Some(scores) => {
+    let found = resuming
+        .then(|| SavedScores::read(&saved, &key, anchors, with_embeddings))
+        .flatten();
+    let computed = match found {
+        Some(found) => {
             eprintln!("distillation: teacher scores read from {}", saved.display());
-            scores
+            found
         }
         None => {
             let model = TrainModel::load(&teacher, &teacher_config, false, &setup.device)?;
-            let scores = teacher_scores(&model, &setup.texts, anchors)?;
-            SavedScores { key, scores }.write_or_warn(&saved)
+            let (scores, embeddings) = teacher_view(&model, &setup.texts, anchors)?;
+            SavedScores {
+                key,
+                scores,
+                embeddings: with_embeddings.then_some(embeddings),
+            }
+            .write_or_warn(&saved)
         }
     };
-    Ok(scores)
+    Ok((computed.scores, computed.embeddings))
 }
 
 /// Everything the teacher's scores depend on besides the arithmetic.
@@ -237,12 +347,21 @@ struct SavedScores {
     key: String,
     /// One row per anchor: the teacher's cosine with each candidate.
     scores: Vec<Vec<f32>>,
+    /// The teacher's embeddings of the anchor texts, kept when the run has an embedding term.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    embeddings: Option<TeacherEmbeddings>,
 }
 
 impl SavedScores {
-    /// The scores saved at `path` when they were computed under `key` and fit `anchors` (one
-    /// finite score per candidate); else `None`, saying why unless there was no file.
-    fn read(path: &Path, key: &str, anchors: &[DistillationAnchor]) -> Option<Vec<Vec<f32>>> {
+    /// What was saved at `path` when it was computed under `key` and fits `anchors` (one
+    /// finite score per candidate, and the embeddings of every anchor text when
+    /// `with_embeddings`); else `None`, saying why unless there was no file.
+    fn read(
+        path: &Path,
+        key: &str,
+        anchors: &[DistillationAnchor],
+        with_embeddings: bool,
+    ) -> Option<Self> {
         let why = match std::fs::read_to_string(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) => format!("cannot read ({e})"),
@@ -252,7 +371,10 @@ impl SavedScores {
                 Ok(saved) if !fits(&saved.scores, anchors) => {
                     "not one finite score per candidate of the anchors".to_string()
                 }
-                Ok(saved) => return Some(saved.scores),
+                Ok(saved) if with_embeddings && !saved.embeddings_fit(anchors) => {
+                    "without the teacher's embeddings of every anchor text".to_string()
+                }
+                Ok(saved) => return Some(saved),
             },
         };
         eprintln!(
@@ -262,16 +384,24 @@ impl SavedScores {
         None
     }
 
-    /// Writes the scores to `path` (atomically) and returns them. The file only saves a
+    /// Whether the saved embeddings are one finite row per text of `anchors` laid out at once.
+    fn embeddings_fit(&self, anchors: &[DistillationAnchor]) -> bool {
+        let (layout, _) = lay_out(anchors.iter());
+        self.embeddings
+            .as_ref()
+            .is_some_and(|e| e.fit(layout.pairs.len(), layout.passages.len()))
+    }
+
+    /// Writes itself to `path` (atomically) and returns itself. The file only saves a
     /// resumed run the scoring, so a failed write is a warning, not the end of the run.
-    fn write_or_warn(self, path: &Path) -> Vec<Vec<f32>> {
+    fn write_or_warn(self, path: &Path) -> Self {
         let written = serde_json::to_string(&self)
             .map_err(anyhow::Error::from)
             .and_then(|json| Ok(engine::atomic::write(path, json.as_bytes())?));
         if let Err(e) = written {
             eprintln!("distillation: the teacher's scores were not saved ({e:#}); a resumed run will score the anchors again");
         }
-        self.scores
+        self
     }
 }
 
@@ -327,14 +457,14 @@ fn lay_out<'a>(
 /// texts by length and pads each batch of `encode_chunk` to its longest).
 const SCORING_CHUNK: usize = 512;
 
-/// The teacher's cosines over each anchor's candidates, with progress. All anchors share one
-/// layout, so a passage that is a candidate of several anchors is encoded once (the recipe's
-/// 10,880 candidates are 4,045 passages).
-fn teacher_scores(
+/// The teacher's cosines over each anchor's candidates and its embeddings of every anchor
+/// text, with progress. All anchors share one layout, so a passage that is a candidate of
+/// several anchors is encoded once (the recipe's 10,880 candidates are 4,045 passages).
+fn teacher_view(
     teacher: &TrainModel,
     texts: &Texts,
     anchors: &[DistillationAnchor],
-) -> anyhow::Result<Vec<Vec<f32>>> {
+) -> anyhow::Result<(Vec<Vec<f32>>, TeacherEmbeddings)> {
     let (layout, rows) = lay_out(anchors.iter());
     let (n_pairs, n_passages) = (layout.pairs.len(), layout.passages.len());
     let bar = crate::progress::bar(n_pairs + n_passages, "distillation: teacher texts");
@@ -361,18 +491,26 @@ fn teacher_scores(
     let (pairs, passages) = (read(pairs)?, read(passages)?);
     bar.finish_and_clear();
     // Only the candidates' cosines (the rows are unit length): no pairs x passages matrix.
-    let passages: Vec<&[f32]> = passages.chunks_exact(dim).collect();
-    Ok(rows
+    let rows_of: Vec<&[f32]> = passages.chunks_exact(dim).collect();
+    let scores = rows
         .iter()
         .map(|anchor| {
             let pair = &pairs[anchor.pair * dim..(anchor.pair + 1) * dim];
             anchor
                 .candidates
                 .iter()
-                .map(|&c| pair.iter().zip(passages[c]).map(|(a, b)| a * b).sum())
+                .map(|&c| pair.iter().zip(rows_of[c]).map(|(a, b)| a * b).sum())
                 .collect()
         })
-        .collect())
+        .collect();
+    Ok((
+        scores,
+        TeacherEmbeddings {
+            dim,
+            pairs,
+            passages,
+        },
+    ))
 }
 
 #[cfg(test)]
@@ -394,36 +532,60 @@ mod tests {
         let path = dir.join(TEACHER_SCORES);
         let anchors = [anchor(2), anchor(3)];
         let good = vec![vec![0.5, 0.25], vec![0.1, 0.2, 0.3]];
-        assert!(SavedScores::read(&path, "k", &anchors).is_none(), "no file");
+        let read = |key: &str, anchors: &[DistillationAnchor]| {
+            SavedScores::read(&path, key, anchors, false).map(|saved| saved.scores)
+        };
+        assert!(read("k", &anchors).is_none(), "no file");
         let saved = |scores: Vec<Vec<f32>>| {
             SavedScores {
                 key: "k".into(),
                 scores,
+                embeddings: None,
             }
             .write_or_warn(&path)
+            .scores
         };
         assert_eq!(saved(good.clone()), good);
-        assert_eq!(SavedScores::read(&path, "k", &anchors), Some(good.clone()));
-        assert!(SavedScores::read(&path, "other", &anchors).is_none());
-        assert!(SavedScores::read(&path, "k", &anchors[..1]).is_none());
+        assert_eq!(read("k", &anchors), Some(good.clone()));
+        assert!(read("other", &anchors).is_none());
+        // A run with the embedding term needs the teacher's embeddings of every anchor text
+        // as all anchors lay out: both share the query "q" (1 pair) and 3 passages.
+        assert!(
+            SavedScores::read(&path, "k", &anchors, true).is_none(),
+            "no embeddings"
+        );
+        let with = |pairs: usize| SavedScores {
+            key: "k".into(),
+            scores: good.clone(),
+            embeddings: Some(TeacherEmbeddings {
+                dim: 2,
+                pairs: vec![0.5; 2 * pairs],
+                passages: vec![0.5; 2 * 3],
+            }),
+        };
+        with(1).write_or_warn(&path);
+        let back = SavedScores::read(&path, "k", &anchors, true).expect("fits");
+        assert_eq!(back.embeddings.map(|e| e.passages.len()), Some(6));
+        with(2).write_or_warn(&path);
+        assert!(
+            SavedScores::read(&path, "k", &anchors, true).is_none(),
+            "a row too many"
+        );
+        assert_eq!(
+            read("k", &anchors),
+            Some(good.clone()),
+            "enough without the term"
+        );
+        assert!(read("k", &anchors[..1]).is_none());
         saved(vec![vec![0.5, 0.25], vec![0.1, 0.2]]);
-        assert!(
-            SavedScores::read(&path, "k", &anchors).is_none(),
-            "a short row"
-        );
+        assert!(read("k", &anchors).is_none(), "a short row");
         saved(vec![vec![0.5, f32::NAN], vec![0.1, 0.2, 0.3]]);
-        assert!(SavedScores::read(&path, "k", &anchors).is_none(), "NaN");
+        assert!(read("k", &anchors).is_none(), "NaN");
         std::fs::write(&path, "{\"key\": \"k\", \"scores\": [[0.5").unwrap();
-        assert!(
-            SavedScores::read(&path, "k", &anchors).is_none(),
-            "cut short"
-        );
+        assert!(read("k", &anchors).is_none(), "cut short");
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();
-        assert!(
-            SavedScores::read(&path, "k", &anchors).is_none(),
-            "a folder"
-        );
+        assert!(read("k", &anchors).is_none(), "a folder");
         // A file that cannot be written (a folder is in the way) costs a warning, not the run.
         assert_eq!(saved(good.clone()), good);
         std::fs::remove_dir_all(&dir).unwrap();
