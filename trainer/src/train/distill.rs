@@ -66,9 +66,14 @@ struct TeacherEmbeddings {
 }
 
 impl TeacherEmbeddings {
-    /// Row `i` of `matrix` (`pairs` or `passages`).
-    fn row<'a>(&self, matrix: &'a [f32], i: usize) -> &'a [f32] {
-        &matrix[i * self.dim..(i + 1) * self.dim]
+    /// Pair `i`'s embedding.
+    fn pair(&self, i: usize) -> &[f32] {
+        &self.pairs[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Passage `i`'s embedding.
+    fn passage(&self, i: usize) -> &[f32] {
+        &self.passages[i * self.dim..(i + 1) * self.dim]
     }
 
     /// Whether these are `pairs` x `passages` finite rows.
@@ -110,11 +115,12 @@ impl Distillation {
             &config.distill_teacher
         };
         let with_embeddings = config.distill_embedding_weight > 0.0;
+        let (whole, rows) = lay_out(anchors.iter());
         let (scores, embeddings) = saved_or_scored(
             config,
             setup,
             teacher_dir,
-            &anchors,
+            (&anchors, &whole, &rows),
             resuming,
             with_embeddings,
         )?;
@@ -135,7 +141,7 @@ impl Distillation {
         let embedding = embeddings.map(|teacher| EmbeddingTerm {
             weight: config.distill_embedding_weight,
             teacher,
-            rows: lay_out(anchors.iter()).1,
+            rows,
         });
         Ok(Some(Distillation {
             anchors,
@@ -224,12 +230,12 @@ impl EmbeddingTerm {
         let (mut pair_weight, mut passage_weight) = (vec![0f32; n_pairs], vec![0f32; n_passages]);
         for (row, &anchor) in rows.iter().zip(chosen) {
             let whole = &self.rows[anchor];
-            let teacher_pair = self.teacher.row(&self.teacher.pairs, whole.pair);
+            let teacher_pair = self.teacher.pair(whole.pair);
             pair_teacher[row.pair * dim..(row.pair + 1) * dim].copy_from_slice(teacher_pair);
             pair_weight[row.pair] += 1.0;
             let share = 1.0 / row.candidates.len() as f32;
             for (&here, &there) in row.candidates.iter().zip(&whole.candidates) {
-                let teacher_passage = self.teacher.row(&self.teacher.passages, there);
+                let teacher_passage = self.teacher.passage(there);
                 passage_teacher[here * dim..(here + 1) * dim].copy_from_slice(teacher_passage);
                 passage_weight[here] += share;
             }
@@ -254,7 +260,7 @@ fn saved_or_scored(
     config: &TrainConfig,
     setup: &Setup,
     teacher_dir: &Path,
-    anchors: &[DistillationAnchor],
+    (anchors, whole, rows): (&[DistillationAnchor], &BatchLayout, &[AnchorRow]),
     resuming: bool,
     with_embeddings: bool,
 ) -> anyhow::Result<(Vec<Vec<f32>>, Option<TeacherEmbeddings>)> {
@@ -284,7 +290,10 @@ fn saved_or_scored(
     .digest();
     let saved = config.output.join(TEACHER_SCORES);
     let found = resuming
-        .then(|| SavedScores::read(&saved, &key, anchors, with_embeddings))
+        .then(|| {
+            let texts = with_embeddings.then_some((whole.pairs.len(), whole.passages.len()));
+            SavedScores::read(&saved, &key, anchors, texts)
+        })
         .flatten();
     let computed = match found {
         Some(found) => {
@@ -293,7 +302,7 @@ fn saved_or_scored(
         }
         None => {
             let model = TrainModel::load(&teacher, &teacher_config, false, &setup.device)?;
-            let (scores, embeddings) = teacher_view(&model, &setup.texts, anchors)?;
+            let (scores, embeddings) = teacher_view(&model, &setup.texts, whole, rows)?;
             SavedScores {
                 key,
                 scores,
@@ -354,13 +363,14 @@ struct SavedScores {
 
 impl SavedScores {
     /// What was saved at `path` when it was computed under `key` and fits `anchors` (one
-    /// finite score per candidate, and the embeddings of every anchor text when
-    /// `with_embeddings`); else `None`, saying why unless there was no file.
+    /// finite score per candidate, and, when `texts` gives the anchors' (pairs, passages) laid
+    /// out at once, the embeddings of every one); else `None`, saying why unless there was no
+    /// file.
     fn read(
         path: &Path,
         key: &str,
         anchors: &[DistillationAnchor],
-        with_embeddings: bool,
+        texts: Option<(usize, usize)>,
     ) -> Option<Self> {
         let why = match std::fs::read_to_string(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
@@ -371,7 +381,14 @@ impl SavedScores {
                 Ok(saved) if !fits(&saved.scores, anchors) => {
                     "not one finite score per candidate of the anchors".to_string()
                 }
-                Ok(saved) if with_embeddings && !saved.embeddings_fit(anchors) => {
+                Ok(saved)
+                    if texts.is_some_and(|(pairs, passages)| {
+                        !saved
+                            .embeddings
+                            .as_ref()
+                            .is_some_and(|e| e.fit(pairs, passages))
+                    }) =>
+                {
                     "without the teacher's embeddings of every anchor text".to_string()
                 }
                 Ok(saved) => return Some(saved),
@@ -382,14 +399,6 @@ impl SavedScores {
             path.display()
         );
         None
-    }
-
-    /// Whether the saved embeddings are one finite row per text of `anchors` laid out at once.
-    fn embeddings_fit(&self, anchors: &[DistillationAnchor]) -> bool {
-        let (layout, _) = lay_out(anchors.iter());
-        self.embeddings
-            .as_ref()
-            .is_some_and(|e| e.fit(layout.pairs.len(), layout.passages.len()))
     }
 
     /// Writes itself to `path` (atomically) and returns itself. The file only saves a
@@ -463,9 +472,9 @@ const SCORING_CHUNK: usize = 512;
 fn teacher_view(
     teacher: &TrainModel,
     texts: &Texts,
-    anchors: &[DistillationAnchor],
+    layout: &BatchLayout,
+    rows: &[AnchorRow],
 ) -> anyhow::Result<(Vec<Vec<f32>>, TeacherEmbeddings)> {
-    let (layout, rows) = lay_out(anchors.iter());
     let (n_pairs, n_passages) = (layout.pairs.len(), layout.passages.len());
     let bar = crate::progress::bar(n_pairs + n_passages, "distillation: teacher texts");
     let in_chunks =
@@ -480,8 +489,8 @@ fn teacher_view(
                 .collect::<engine::Result<Vec<_>>>()?;
             Ok::<_, engine::EngineError>(Tensor::cat(parts, 0))
         };
-    let pairs = in_chunks(n_pairs, &|r| teacher.embed_pairs(texts, &layout, r))?;
-    let passages = in_chunks(n_passages, &|r| teacher.embed_passages(texts, &layout, r))?;
+    let pairs = in_chunks(n_pairs, &|r| teacher.embed_pairs(texts, layout, r))?;
+    let passages = in_chunks(n_passages, &|r| teacher.embed_passages(texts, layout, r))?;
     let dim = pairs.dims()[1];
     let read = |t: Tensor<2>| {
         t.into_data()
@@ -533,7 +542,7 @@ mod tests {
         let anchors = [anchor(2), anchor(3)];
         let good = vec![vec![0.5, 0.25], vec![0.1, 0.2, 0.3]];
         let read = |key: &str, anchors: &[DistillationAnchor]| {
-            SavedScores::read(&path, key, anchors, false).map(|saved| saved.scores)
+            SavedScores::read(&path, key, anchors, None).map(|saved| saved.scores)
         };
         assert!(read("k", &anchors).is_none(), "no file");
         let saved = |scores: Vec<Vec<f32>>| {
@@ -550,8 +559,11 @@ mod tests {
         assert!(read("other", &anchors).is_none());
         // A run with the embedding term needs the teacher's embeddings of every anchor text
         // as all anchors lay out: both share the query "q" (1 pair) and 3 passages.
+        let (whole, _) = lay_out(anchors.iter());
+        let texts = (whole.pairs.len(), whole.passages.len());
+        assert_eq!(texts, (1, 3));
         assert!(
-            SavedScores::read(&path, "k", &anchors, true).is_none(),
+            SavedScores::read(&path, "k", &anchors, Some(texts)).is_none(),
             "no embeddings"
         );
         let with = |pairs: usize| SavedScores {
@@ -564,11 +576,11 @@ mod tests {
             }),
         };
         with(1).write_or_warn(&path);
-        let back = SavedScores::read(&path, "k", &anchors, true).expect("fits");
+        let back = SavedScores::read(&path, "k", &anchors, Some(texts)).expect("fits");
         assert_eq!(back.embeddings.map(|e| e.passages.len()), Some(6));
         with(2).write_or_warn(&path);
         assert!(
-            SavedScores::read(&path, "k", &anchors, true).is_none(),
+            SavedScores::read(&path, "k", &anchors, Some(texts)).is_none(),
             "a row too many"
         );
         assert_eq!(
