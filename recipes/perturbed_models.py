@@ -36,10 +36,21 @@ def perturb(model: Path, out: Path, scale: float, seed: int) -> None:
 def main() -> None:
     if len(sys.argv) < 5:
         sys.exit(__doc__)
-    model, prefix, scale = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
-    for seed in map(int, sys.argv[4:]):
+    model, prefix = Path(sys.argv[1]), sys.argv[2]
+    try:
+        scale = float(sys.argv[3])
+        seeds = [int(a) for a in sys.argv[4:]]
+    except ValueError as e:
+        sys.exit(f"SCALE must be a number and each SEED an integer ({e})")
+    weights = model / "model.safetensors"
+    if not weights.is_file():
+        sys.exit(f"{weights}: no such file (MODEL_DIR must hold a model.safetensors)")
+    for seed in seeds:
         out = Path(f"{prefix}-{seed}")
-        perturb(model, out, scale, seed)
+        try:
+            perturb(model, out, scale, seed)
+        except Exception as e:  # a corrupt or unreadable weights file, a full disk
+            sys.exit(f"{weights} -> {out}: {e}")
         print(out)
 
 
